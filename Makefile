@@ -1,0 +1,60 @@
+# lorapriv: `make book` renders the book, `make test` checks everything (see README.md).
+PYTHON ?=
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.lorapriv-installed
+export PYTHON VENV
+# Notebooks (and the book) run at this scale; see book/running.md.
+LORAPRIV_SCALE ?= cpu-small
+export LORAPRIV_SCALE
+# Notebooks draw with the kernel's inline backend: a backend forced from outside hides every figure.
+unexport MPLBACKEND
+
+.PHONY: help setup book book-fresh test unit nbval lint browser-check notebooks lock clean
+
+help:
+	@echo "make book          execute the notebooks (cached) and render _build/html"
+	@echo "make book-fresh    the same, after deleting the execution cache and old pages"
+	@echo "make test          unit tests, notebook validation (nbval) and lint"
+	@echo "make browser-check open the built pages in headless Chromium and check them"
+	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
+
+$(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
+	@command -v python3 >/dev/null || { echo "lorapriv setup: python3 not found; install Python 3.11+ with venv and pip" >&2; exit 2; }
+	@python3 tools/bootstrap.py
+	@touch $@
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/python tools/build_book.py .
+
+book-fresh: $(STAMP)
+	$(BIN)/python tools/build_book.py . --fresh
+
+test: unit nbval lint
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+nbval: $(STAMP)
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -p no:cacheprovider notebooks
+
+lint: $(STAMP)
+	$(BIN)/ruff check lorapriv_utils tests tools notebooks
+	$(BIN)/ruff format --check lorapriv_utils tests tools
+
+browser-check: $(STAMP)
+	$(BIN)/python tools/check_html.py _build/html
+
+notebooks: $(STAMP)
+	$(BIN)/jupytext --sync notebooks/*.py
+	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
+	$(BIN)/jupytext --sync notebooks/*.ipynb
+
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v -E '^(pip|setuptools|wheel)==' | sed 's/+cpu$$//' > requirements.lock.new
+	@echo "review requirements.lock.new, keep its header comment, and move it over requirements.lock"
+
+clean:
+	rm -rf _build .pytest_cache

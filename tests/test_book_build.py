@@ -1,0 +1,82 @@
+"""The book build fails loudly, and the claims-ledger directive renders the ledger data."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def _notebook(*sources: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# A notebook")] + [nbformat.v4.new_code_cell(s) for s in sources]
+    return nb
+
+
+def _mini_book(root: Path, notebook: nbformat.NotebookNode, extra_page: str = "") -> None:
+    shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    (root / "book").mkdir()
+    shutil.copy(REPO / "book" / "references.bib", root / "book" / "references.bib")
+    (root / "book" / "intro.md").write_text("# Mini book\n\nA test book {cite:p}`hu2022lora`.\n")
+    (root / "book" / "bibliography.md").write_text("# Bibliography\n\n```{bibliography}\n```\n")
+    chapters = ["      - file: notebooks/nb", "      - file: book/bibliography"]
+    if extra_page:
+        (root / "book" / "ledger.md").write_text(extra_page)
+        chapters.append("      - file: book/ledger")
+    (root / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: Test\n    chapters:\n" + "\n".join(chapters) + "\n"
+    )
+    (root / "notebooks").mkdir()
+    nbformat.write(notebook, root / "notebooks" / "nb.ipynb")
+
+
+def _build(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REPO / "tools" / "build_book.py"), str(root)], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_a_failing_notebook_fails_the_build(tmp_path):
+    _mini_book(tmp_path, _notebook("x = 1", "1 / 0", "print('after the error')"))
+    result = _build(tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0, log
+    assert "ZeroDivisionError" in log or "Executing notebook failed" in log, log
+
+
+def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path):
+    saver = (
+        "from lorapriv_utils import ledger\n"
+        "checks = [ledger.check_close('exact', 2.0, 2.0), ledger.check_close('approx', 3.0, 2.0, role='caveat')]\n"
+        "claim = ledger.Claim(claim_id='T-1', paper='B', where='eq. 99', statement='two equals two',\n"
+        "                     scale='test', chapter='notebooks/nb', checks=checks, summary='2 vs 2')\n"
+        "ledger.save_claims('nb', [claim])\n"
+        "print(claim.verdict)"
+    )
+    _mini_book(tmp_path, _notebook(saver), "# Ledger\n\n```{claims-ledger}\n```\n")
+    result = _build(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "ledger" / "nb.json").is_file()
+    html = (tmp_path / "_build" / "html" / "book" / "ledger.html").read_text()
+    assert "two equals two" in html and "verdict-qualified" in html
+    assert 'href="../notebooks/nb.html"' in html
+    assert (tmp_path / "_build" / "html" / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
+
+
+def test_a_ledger_row_for_a_missing_chapter_fails_the_build(tmp_path):
+    saver = (
+        "from lorapriv_utils import ledger\n"
+        "claim = ledger.Claim(claim_id='T-2', paper='A', where='eq. 1', statement='s', scale='test',\n"
+        "                     chapter='notebooks/not_in_the_book', checks=[ledger.check_close('x', 1.0, 1.0)])\n"
+        "ledger.save_claims('nb', [claim])"
+    )
+    _mini_book(tmp_path, _notebook(saver), "# Ledger\n\n```{claims-ledger}\n```\n")
+    result = _build(tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0 and "not_in_the_book" in log, log

@@ -1,0 +1,83 @@
+"""The repository's own invariants: notebook pairs, stored outputs, ledger data, toc."""
+
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+
+from lorapriv_utils import ledger
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+def _toc_files() -> set[str]:
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    files = {toc["root"]}
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.add(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return files
+
+
+def _code(nb) -> list[str]:
+    return [c.source.strip() for c in nb.cells if c.cell_type == "code"]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_in_sync_with_its_text_twin(path):
+    twin = path.with_suffix(".py")
+    assert twin.is_file(), f"{path.name} has no jupytext twin {twin.name}; run make notebooks"
+    ipynb, py = jupytext.read(path), jupytext.read(twin)
+    assert _code(ipynb) == _code(py), f"{path.name} and {twin.name} differ; run make notebooks"
+    assert [c.source.strip() for c in ipynb.cells] == [c.source.strip() for c in py.cells]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_reads_its_scale_first_and_stores_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "current_scale()" in code[0].source, "the first code cell must read the scale via current_scale()"
+    missing = [i for i, c in enumerate(code) if not c.outputs and c.source.strip()]
+    # A cell may legitimately print nothing; but a notebook without outputs was never executed.
+    assert len(missing) < len(code), f"{path.name} has no stored outputs; run make notebooks"
+    assert all(c.execution_count is not None for c in code), f"{path.name} was not fully executed"
+    for cell in code:
+        for out in cell.outputs:
+            assert out.output_type != "error", f"{path.name} stores an error output"
+            assert not (out.output_type == "stream" and out.name == "stderr"), f"{path.name} stores stderr output"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_notebook_is_in_the_toc(path):
+    assert path.relative_to(REPO).with_suffix("").as_posix() in _toc_files()
+
+
+def test_toc_files_exist():
+    for entry in _toc_files():
+        assert any((REPO / (entry + ext)).is_file() for ext in (".md", ".ipynb")), entry
+
+
+def test_committed_ledger_is_consistent():
+    claims = ledger.load_ledger(REPO / "ledger")  # re-derives and checks every verdict
+    assert claims
+    toc = _toc_files()
+    for claim in claims:
+        assert claim.chapter in toc, f"{claim.claim_id} points to {claim.chapter}, not in _toc.yml"
+        assert claim.verdict in ledger.VERDICTS
+
+
+def test_no_shared_data_is_committed():
+    assert not list(REPO.glob("**/enron1_ham*")) and not list(REPO.glob("**/pubmedqa_pqal*"))

@@ -1,0 +1,37 @@
+import pytest
+
+from lorapriv_utils import scale
+
+
+def test_default_scale_is_cpu_small(monkeypatch):
+    monkeypatch.delenv(scale.ENV_VAR, raising=False)
+    assert scale.current_scale().name == "cpu-small"
+
+
+def test_empty_value_means_default(monkeypatch):
+    monkeypatch.setenv(scale.ENV_VAR, "  ")
+    assert scale.current_scale().name == "cpu-small"
+
+
+@pytest.mark.parametrize("name", ["cpu-small", "cpu-large", "paper"])
+def test_every_named_scale_is_selectable(monkeypatch, name):
+    monkeypatch.setenv(scale.ENV_VAR, name)
+    chosen = scale.current_scale()
+    assert chosen.name == name
+    assert chosen.as_dict()["name"] == name
+
+
+def test_scales_grow():
+    small, large, paper = (scale.SCALES[n] for n in ("cpu-small", "cpu-large", "paper"))
+    assert small.mc_draws < large.mc_draws < paper.mc_draws
+    assert all(s.mc_chunk <= s.mc_draws for s in scale.SCALES.values())
+
+
+def test_unknown_scale_lists_the_valid_ones(monkeypatch):
+    monkeypatch.setenv(scale.ENV_VAR, "gpu-huge")
+    with pytest.raises(ValueError) as err:
+        scale.current_scale()
+    message = str(err.value)
+    assert "gpu-huge" in message and scale.ENV_VAR in message
+    for name in scale.SCALES:
+        assert name in message

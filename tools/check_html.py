@@ -1,0 +1,180 @@
+"""Open every page of the rendered book in headless Chromium and report what a reader would
+see broken: JavaScript errors, math that MathJax did not render (or rendered as an error),
+images that did not load, failed requests (including any to another host: the book must
+work offline), and internal links to a missing page or anchor.
+
+Usage: python tools/check_html.py _build/html [--chromium /usr/bin/chromium]
+Exit status 0 when every page is clean, 1 otherwise (each problem is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import shutil
+import sys
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SKIP_DIRS = {"_static", "_sources", "reports", "_images", ".doctrees", "_sphinx_design_static"}
+
+# Runs in the page: math that MathJax left as TeX, MathJax error nodes, broken images, links.
+PAGE_PROBE = """
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  const math = Array.from(document.querySelectorAll('.math'));
+  const unrendered = math.filter(el => !el.querySelector('mjx-container')).map(el => el.textContent.slice(0, 60));
+  const merrors = Array.from(document.querySelectorAll('mjx-merror'))
+    .map(el => el.getAttribute('data-mjx-error') || el.textContent.slice(0, 60));
+  const images = Array.from(document.images).filter(img => !img.complete || img.naturalWidth === 0).map(img => img.src);
+  const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
+  return {unrendered, merrors, images, links, mathjax: !!(window.MathJax && MathJax.startup)};
+}
+"""
+
+
+class _IdCollector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs) -> None:
+        for name, value in attrs:
+            if name in ("id", "name") and value:
+                self.ids.add(value)
+
+
+@functools.cache
+def _anchors(path: Path) -> frozenset[str]:
+    parser = _IdCollector()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return frozenset(parser.ids)
+
+
+def _serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def _pages(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.html") if not SKIP_DIRS & set(p.relative_to(root).parts[:-1]))
+
+
+def _link_problem(root: Path, base: str, href: str) -> str | None:
+    parts = urlsplit(href)
+    if not href.startswith(base) or parts.path.endswith("/_sources/"):
+        return None  # another host (not fetched offline) or a scheme like mailto:
+    target = root / unquote(parts.path[len(urlsplit(base).path) :])
+    if target.is_dir():
+        target = target / "index.html"
+    if not target.is_file():
+        return f"broken link to {href} (no file {target.relative_to(root)})"
+    if parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in _anchors(target):
+        return f"broken link to {href} (no anchor #{parts.fragment} in {target.relative_to(root)})"
+    return None
+
+
+def _probe(page) -> dict:
+    """Run PAGE_PROBE, waiting out a redirect (the root index.html forwards to the first chapter)."""
+    from playwright.sync_api import Error
+
+    for _ in range(10):
+        try:
+            return page.evaluate(PAGE_PROBE)
+        except Error as err:
+            if "context was destroyed" not in str(err):
+                raise
+            page.wait_for_timeout(300)
+            page.wait_for_load_state("load")
+    return page.evaluate(PAGE_PROBE)
+
+
+def check_site(root: Path, chromium: str) -> list[str]:
+    """All problems found on all pages under ``root``, as readable one-line messages."""
+    from playwright.sync_api import sync_playwright
+
+    root = root.resolve()
+    if not (root / "index.html").is_file():
+        return [f"{root} has no index.html: build the book first (make book)"]
+    server, base = _serve(root)
+    problems: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            for path in _pages(root):
+                rel = path.relative_to(root).as_posix()
+                url = urljoin(base, rel)
+                found: list[str] = []
+                page = browser.new_page()
+                page.on("pageerror", lambda exc, found=found: found.append(f"JavaScript error: {exc}"))
+                page.on(
+                    "console",
+                    lambda msg, found=found: (
+                        found.append(f"console error: {msg.text} ({msg.location.get('url')})")
+                        if msg.type == "error"
+                        else None
+                    ),
+                )
+                page.on(
+                    "requestfailed", lambda req, found=found: found.append(f"request failed: {req.url} ({req.failure})")
+                )
+                page.on(
+                    "response",
+                    lambda resp, found=found: (
+                        found.append(f"HTTP {resp.status} for {resp.url}") if resp.status >= 400 else None
+                    ),
+                )
+                page.goto(url, wait_until="load")
+                probe = _probe(page)
+                page.close()
+                found += [f"math not rendered: {t!r}" for t in probe["unrendered"]]
+                found += [f"MathJax error: {t!r}" for t in probe["merrors"]]
+                found += [f"image did not load: {src}" for src in probe["images"]]
+                found += sorted({p for p in (_link_problem(root, base, h) for h in probe["links"]) if p})
+                problems += [f"{rel}: {msg}" for msg in found]
+            browser.close()
+    finally:
+        server.shutdown()
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = parser.parse_args()
+    if not Path(args.chromium).exists():
+        print(
+            f"no Chromium at {args.chromium}: install Debian's chromium package (apt-get install chromium) "
+            "or pass --chromium PATH",
+            file=sys.stderr,
+        )
+        return 2
+    problems = check_site(args.root, args.chromium)
+    for line in problems:
+        print(line)
+    pages = len(_pages(args.root.resolve())) if args.root.is_dir() else 0
+    print(f"browser check: {pages} pages, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
