@@ -53,7 +53,7 @@ def find_python(requested):
 
 def pypi_reachable(index_url):
     try:
-        urllib.request.urlopen(index_url.rstrip("/") + "/pip/", timeout=15)
+        urllib.request.urlopen(index_url.rstrip("/") + "/pip/", timeout=10)
         return True
     except Exception:
         return False
@@ -83,7 +83,7 @@ def main():
     print("lorapriv setup: " + " ".join(install))
     if subprocess.call(install) != 0:
         index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple")
-        if os.environ.get("PIP_INDEX_URL") is None and not pypi_reachable(index):
+        if not pypi_reachable(index):
             fail(
                 "pip could not install the pinned dependencies, and the package index (%s) does not answer.\n"
                 "This project needs network access to PyPI (or a mirror given by PIP_INDEX_URL) the first "
