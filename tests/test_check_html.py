@@ -20,7 +20,10 @@ pytestmark = [
 GOOD = """<!doctype html><html><head><title>ok</title><link rel="icon" href="data:,"></head><body>
 <h1 id="top">Fine</h1><a href="other.html#here">other</a><a href="#top">top</a>
 <a href="https://example.org/">external links are not followed</a></body></html>"""
-OTHER = '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><p id="here">here</p><a href="index.html">back</a></body></html>'
+OTHER = (
+    '<!doctype html><html><head><link rel="icon" href="data:,"></head>'
+    '<body><p id="here">here</p><a href="index.html">back</a></body></html>'
+)
 
 
 def _site(tmp_path: Path, index: str) -> Path:
