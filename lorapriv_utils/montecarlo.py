@@ -84,3 +84,17 @@ def rng_for(seed: int, *keys: int) -> np.random.Generator:
     if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in (seed, *keys)):
         raise ValueError(f"seed and keys must be non-negative integers, got {(seed, *keys)!r}")
     return np.random.default_rng(np.random.SeedSequence([int(seed), *map(int, keys)]))
+
+
+def batch_estimate(values: np.ndarray, statistic: Callable[[np.ndarray], float], batches: int = 50) -> Estimate:
+    """Estimate a statistic (skewness, a correlation, ...) with an error bar by batch means.
+
+    ``values`` (draws along axis 0) is split into ``batches`` equal parts; the estimate is
+    the mean of the statistic over the parts and its standard error their spread / sqrt(batches).
+    """
+    values = np.asarray(values)
+    if batches < 2 or values.shape[0] < 2 * batches:
+        raise ValueError(f"need batches >= 2 and at least 2 draws per batch, got {values.shape[0]} draws, {batches}")
+    size = values.shape[0] // batches
+    stats_ = np.array([statistic(values[k * size : (k + 1) * size]) for k in range(batches)], dtype=np.float64)
+    return Estimate(mean=float(stats_.mean()), stderr=float(stats_.std(ddof=1) / math.sqrt(batches)), n=size * batches)

@@ -28,14 +28,31 @@ class claims_ledger_node(nodes.General, nodes.Element):
     """Placeholder, replaced by the table once all documents have been read."""
 
 
+class claim_verdict_node(nodes.Inline, nodes.Element):
+    """Placeholder for one claim's verdict badge, filled from the ledger like the table."""
+
+
+def _uses_ledger(env) -> None:
+    ledger_docs = getattr(env, "lorapriv_ledger_docs", set())
+    ledger_docs.add(env.docname)
+    env.lorapriv_ledger_docs = ledger_docs
+
+
 class ClaimsLedgerDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        ledger_docs = getattr(self.env, "lorapriv_ledger_docs", set())
-        ledger_docs.add(self.env.docname)
-        self.env.lorapriv_ledger_docs = ledger_docs
+        _uses_ledger(self.env)
+        tables = getattr(self.env, "lorapriv_ledger_table_docs", set())
+        tables.add(self.env.docname)
+        self.env.lorapriv_ledger_table_docs = tables
         return [claims_ledger_node()]
+
+
+def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{verdict}`CLAIM-ID``` renders the computed verdict of a ledger claim, linked to its ledger row."""
+    _uses_ledger(inliner.document.settings.env)
+    return [claim_verdict_node(claim_id=text.strip())], []
 
 
 def _ledger_folder(app: Sphinx) -> Path:
@@ -116,9 +133,33 @@ def _build_table(app: Sphinx, fromdocname: str) -> nodes.Node:
     return table
 
 
+def _verdict_badge(app: Sphinx, claims: dict, node: claim_verdict_node, fromdocname: str) -> nodes.Node:
+    claim = claims.get(node["claim_id"])
+    if claim is None:
+        logger.warning("unknown claim id %r in a {verdict} role (not in ledger/)", node["claim_id"], location=node)
+        return nodes.Text(node["claim_id"])
+    badge = nodes.inline(text=claim.verdict, classes=["lorapriv-verdict", "verdict-" + claim.verdict.replace(" ", "-")])
+    ledger_pages = sorted(getattr(app.env, "lorapriv_ledger_table_docs", set()))
+    if not ledger_pages:
+        return badge
+    uri = app.builder.get_relative_uri(fromdocname, ledger_pages[0]) + "#" + nodes.make_id("claim-" + claim.claim_id)
+    link = nodes.reference("", "", internal=True, refuri=uri)
+    link += badge
+    return link
+
+
 def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
     for node in doctree.findall(claims_ledger_node):
         node.replace_self(_build_table(app, fromdocname))
+    badges = list(doctree.findall(claim_verdict_node))
+    if badges:
+        try:
+            claims = {c.claim_id: c for c in load_ledger(_ledger_folder(app))}
+        except ValueError as err:
+            logger.warning("claims ledger: %s", err, location=fromdocname)
+            claims = {}
+        for node in badges:
+            node.replace_self(_verdict_badge(app, claims, node, fromdocname))
 
 
 def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
@@ -149,6 +190,8 @@ def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict
 def setup(app: Sphinx) -> dict:
     app.add_node(claims_ledger_node)
     app.add_directive("claims-ledger", ClaimsLedgerDirective)
+    app.add_node(claim_verdict_node)
+    app.add_role("verdict", verdict_role)
     app.connect("env-get-outdated", _always_outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
