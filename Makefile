@@ -10,7 +10,7 @@ export LORAPRIV_SCALE
 # Notebooks draw with the kernel's inline backend: a backend forced from outside hides every figure.
 unexport MPLBACKEND
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check notebooks lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check notebooks bench lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -18,6 +18,7 @@ help:
 	@echo "make test          unit tests, notebook validation (nbval) and lint"
 	@echo "make browser-check open the built pages in headless Chromium and check them"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
+	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
 	@command -v python3 >/dev/null || { echo "lorapriv setup: python3 not found; install Python 3.11+ with venv and pip" >&2; exit 2; }
@@ -51,6 +52,9 @@ notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py
 	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
 	$(BIN)/jupytext --sync notebooks/*.ipynb
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py
 
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -E '^(pip|setuptools|wheel)==' | sed 's/+cpu$$//' > requirements.lock.new

@@ -71,7 +71,7 @@ def rate_fits(table: pd.DataFrame, m_min: int = 256) -> pd.DataFrame:
     rows.append(
         {
             "in": "r",
-            "at": f"m = {int(big['m'].iloc[0])}",
+            "where": f"m = {int(big['m'].iloc[0])}",
             "slope": fit.slope,
             "ci_low": lo,
             "ci_high": hi,

@@ -60,13 +60,15 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path):
         "ledger.save_claims('nb', [claim])\n"
         "print(claim.verdict)"
     )
-    _mini_book(tmp_path, _notebook(saver), "# Ledger\n\n```{claims-ledger}\n```\n")
+    page = "# Ledger\n\n```{claims-ledger}\n```\n\nThe verdict of T-1 is {verdict}`T-1`.\n"
+    _mini_book(tmp_path, _notebook(saver), page)
     result = _build(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "ledger" / "nb.json").is_file()
     html = (tmp_path / "_build" / "html" / "book" / "ledger.html").read_text()
     assert "two equals two" in html and "verdict-qualified" in html
     assert 'href="../notebooks/nb.html"' in html
+    assert html.count("verdict-qualified") == 2 and 'href="#claim-t-1"' in html  # table row and inline badge
     assert (tmp_path / "_build" / "html" / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
 
 
@@ -81,3 +83,10 @@ def test_a_ledger_row_for_a_missing_chapter_fails_the_build(tmp_path):
     result = _build(tmp_path)
     log = result.stdout + result.stderr
     assert result.returncode != 0 and "not_in_the_book" in log, log
+
+
+def test_an_unknown_claim_in_a_verdict_role_fails_the_build(tmp_path):
+    _mini_book(tmp_path, _notebook("x = 1"), "# Ledger\n\nSee {verdict}`NO-SUCH-CLAIM`.\n")
+    result = _build(tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0 and "NO-SUCH-CLAIM" in log, log

@@ -15,9 +15,11 @@ from nbclient import NotebookClient
 
 def execute(path: Path, timeout: int = 1800) -> None:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    ).execute()
+    resources = {"metadata": {"path": str(path.parent)}}
+    # record_timing=False keeps wall-clock timestamps out of the committed notebooks (clean diffs).
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, resources=resources).execute()
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
     nbformat.write(nb, path)
 
 

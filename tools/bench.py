@@ -1,0 +1,119 @@
+"""Benchmarks (not tests): ratios measured side by side in one run.
+
+Usage: python tools/bench.py    (or: make bench)
+
+* Section 3's streaming noise sampler N = (G A^T) A - G against the naive G (A^T A - I),
+  at n = 1, m = 4096, r = 16 (target: at least 10x faster), and their peak memory as m
+  grows (the streaming sampler's must not grow like m^2).
+* Draws per second of the noise at GPT-2 (117M) shapes, and of the exact one-element sampler.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import numpy as np
+
+from lorapriv_utils import noise
+
+
+def _best_of(fn, repeats: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _peak_bytes(fn) -> int:
+    tracemalloc.start()
+    fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
+
+
+def sampler_vs_naive(n: int = 1, m: int = 4096, r: int = 16, draws: int = 20) -> dict:
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((n, m))
+    projections = [noise.sample_projection(rng, r, m) for _ in range(draws)]
+    streaming = _best_of(lambda: [noise.injected_noise(G, A) for A in projections]) / draws
+    naive = _best_of(lambda: [noise.naive_injected_noise(G, A) for A in projections[:4]], repeats=3) / 4
+    return {"n": n, "m": m, "r": r, "streaming_s": streaming, "naive_s": naive, "speedup": naive / streaming}
+
+
+def memory_growth(ms=(1024, 2048, 4096), n: int = 1, r: int = 16) -> list[dict]:
+    rows = []
+    for m in ms:
+        rng = np.random.default_rng(1)
+        G = rng.standard_normal((n, m))
+        A = noise.sample_projection(rng, r, m)
+        rows.append(
+            {
+                "m": m,
+                "streaming_bytes": _peak_bytes(lambda G=G, A=A: noise.injected_noise(G, A)),
+                "naive_bytes": _peak_bytes(lambda G=G, A=A: noise.naive_injected_noise(G, A)),
+            }
+        )
+    return rows
+
+
+GPT2_SHAPES = {
+    "attn.c_attn (2304 x 768)": (2304, 768),
+    "attn.c_proj (768 x 768)": (768, 768),
+    "mlp.c_fc (3072 x 768)": (3072, 768),
+    "mlp.c_proj (768 x 3072)": (768, 3072),
+}
+
+
+def gpt2_throughput(r: int = 8, draws: int = 32, batch: int = 8) -> list[dict]:
+    rows = []
+    for name, (n, m) in GPT2_SHAPES.items():
+        rng = np.random.default_rng(2)
+        G = rng.standard_normal((n, m)).astype(np.float64)
+        seconds = _best_of(
+            lambda G=G, rng=rng: sum(1 for _ in noise.stream_noise(G, r, draws, rng, batch=batch)), repeats=2
+        )
+        rows.append(
+            {"shape": name, "r": r, "matrix_draws_per_s": draws / seconds, "elements_per_s": draws * n * m / seconds}
+        )
+    return rows
+
+
+def element_throughput(r: int = 16, m: int = 768, draws: int = 10_000_000) -> float:
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal(m)
+    return draws / _best_of(lambda: noise.sample_element(q, 0, r, draws, rng), repeats=2)
+
+
+def main() -> None:
+    row = sampler_vs_naive()
+    print("== noise sampler, n = 1, m = 4096, r = 16 (target: streaming at least 10x faster)")
+    print(
+        f"streaming {row['streaming_s'] * 1e3:9.3f} ms/draw   naive {row['naive_s'] * 1e3:9.3f} ms/draw   "
+        f"ratio {row['speedup']:.0f}x  [{'ok' if row['speedup'] >= 10 else 'BELOW TARGET'}]"
+    )
+    print("== peak memory of one draw (tracemalloc), n = 1, r = 16")
+    mem = memory_growth()
+    for rec in mem:
+        print(
+            f"m = {rec['m']:5d}: streaming {rec['streaming_bytes'] / 1e6:8.3f} MB   "
+            f"naive {rec['naive_bytes'] / 1e6:8.1f} MB"
+        )
+    growth_s = mem[-1]["streaming_bytes"] / mem[0]["streaming_bytes"]
+    growth_n = mem[-1]["naive_bytes"] / mem[0]["naive_bytes"]
+    factor = mem[-1]["m"] / mem[0]["m"]
+    print(
+        f"m x{factor:.0f}: streaming memory x{growth_s:.1f} (linear would be x{factor:.0f}), "
+        f"naive x{growth_n:.1f} (quadratic would be x{factor**2:.0f})"
+    )
+    print("== noise draws per second at GPT-2 117M shapes, r = 8 (float64, this machine)")
+    for rec in gpt2_throughput():
+        print(f"{rec['shape']:26s} {rec['matrix_draws_per_s']:8.1f} matrices/s  {rec['elements_per_s']:.3g} elements/s")
+    print(f"== exact one-element sampler (m = 768, r = 16): {element_throughput():.3g} draws/s")
+
+
+if __name__ == "__main__":
+    main()
