@@ -94,12 +94,30 @@ PROBLEMS = {"least_squares": least_squares, "logistic": logistic_regression, "ml
 
 @dataclass
 class SGD:
-    """Plain SGD; subclass and override :meth:`step` for another optimiser."""
+    """Plain SGD, the paper's optimiser.
+
+    Another optimiser plugs into :func:`train` through ``make_optimizer``: a callable that
+    takes the learning rate and returns an object with ``step(param, grad) -> new param``.
+    :func:`train` makes one instance per trained matrix, so a stateful optimiser (momentum,
+    Adam) keeps its state per matrix.
+    """
 
     lr: float
 
     def step(self, param: np.ndarray, grad: np.ndarray) -> np.ndarray:
         return param - self.lr * grad
+
+
+@dataclass
+class Momentum(SGD):
+    """Heavy-ball momentum, an example of the optimiser hook (not used by paper A)."""
+
+    beta: float = 0.9
+    velocity: np.ndarray | None = None
+
+    def step(self, param: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        self.velocity = grad if self.velocity is None else self.beta * self.velocity + grad
+        return param - self.lr * self.velocity
 
 
 @dataclass
@@ -122,8 +140,12 @@ def train(
     seed: int,
     batch_size: int = 32,
     record_grads: bool = False,
+    make_optimizer: Callable[[float], SGD] = SGD,
 ) -> Trajectory:
-    """Run ``steps`` SGD steps of ``rule`` on ``problem``; batches and A0 depend only on ``seed``."""
+    """Run ``steps`` steps of ``rule`` on ``problem``; batches and A0 depend only on ``seed``.
+
+    The optimiser is plain SGD unless ``make_optimizer`` says otherwise (see :class:`SGD`).
+    """
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r}; choose one of {', '.join(RULES)}")
     r = check_rank(r, problem.m)
@@ -132,7 +154,7 @@ def train(
     batch_rng = np.random.default_rng([seed, 1])
     a_rng = np.random.default_rng([seed, 2])
     a0 = sample_projection(a_rng, r, problem.m)
-    opt = SGD(lr)
+    opt_w, opt_a, opt_b = make_optimizer(lr), make_optimizer(lr), make_optimizer(lr)
     W = problem.w0.copy()
     A, B = a0.copy(), np.zeros((problem.n, r))
     losses, grads = [], []
@@ -146,14 +168,14 @@ def train(
         if record_grads:
             grads.append(G)
         if rule == "full":
-            W = opt.step(W, G)
+            W = opt_w.step(W, G)
         elif rule == "lora":
-            A, B = opt.step(A, B.T @ G), opt.step(B, G @ A.T)  # eqs. 4-5, simultaneous
+            A, B = opt_a.step(A, B.T @ G), opt_b.step(B, G @ A.T)  # eqs. 4-5, simultaneous
         elif rule == "lora_frozen_a":
-            B = opt.step(B, G @ A.T)
+            B = opt_b.step(B, G @ A.T)
         else:
             A_t = sample_projection(a_rng, r, problem.m)
-            W = opt.step(W, (G @ A_t.T) @ A_t)
+            W = opt_w.step(W, (G @ A_t.T) @ A_t)
     w_final = W + B @ A if rule in ("lora", "lora_frozen_a") else W
     return Trajectory(rule, w_final, losses, grads, a0, A, B)
 

@@ -20,7 +20,7 @@ def zscore_plot(tables: dict[str, pd.DataFrame], z_max: float = 4.0):
     frame = frame[np.isfinite(frame["z"])]
     fig, ax = plt.subplots(figsize=(7, 2.8))
     ax.axvspan(-z_max, z_max, color="0.92", zorder=0)
-    sns.stripplot(data=frame, x="z", y="table", ax=ax, jitter=0.15, size=5)
+    sns.stripplot(data=frame, x="z", y="table", ax=ax, jitter=False, size=5, alpha=0.6)
     ax.axvline(0, color="0.4", lw=1)
     ax.set_xlabel("(Monte Carlo - closed form) / standard error")
     ax.set_ylabel("")

@@ -123,6 +123,28 @@ def rules_table(scale: Scale, lr: float = 0.1, ranks: tuple[int, ...] = (1, 4, 1
     return _rounded(pd.DataFrame(rows))
 
 
+def drift_thresholds(drift: pd.DataFrame, levels: tuple[float, ...] = (0.01, 0.1)) -> pd.DataFrame:
+    """Per problem, the eta L at which the drift first reaches each level (log-log interpolation between runs).
+
+    This is where eq. 8's second-order term stops being negligible, at that level.
+    """
+    rows = []
+    for name, part in drift.groupby("problem"):
+        part = part.sort_values("eta_L")
+        x, y = np.log(part["eta_L"].to_numpy()), np.log(np.maximum(part["drift"].to_numpy(), 1e-300))
+        row = {"problem": name}
+        for level in levels:
+            above = np.nonzero(y >= math.log(level))[0]
+            if not above.size or above[0] == 0:
+                row[f"eta_L_at_{level:g}"] = math.nan
+                continue
+            k = above[0]
+            frac = (math.log(level) - y[k - 1]) / (y[k] - y[k - 1])
+            row[f"eta_L_at_{level:g}"] = math.exp(x[k - 1] + frac * (x[k] - x[k - 1]))
+        rows.append(row)
+    return _rounded(pd.DataFrame(rows))
+
+
 def drift_exponent(drift: pd.DataFrame, max_eta_l: float = 0.5) -> tuple[float, float, float]:
     """Fitted exponent of drift against eta L for eta L <= max_eta_l, with its 95% interval."""
     part = drift[(drift["eta_L"] <= max_eta_l) & (drift["drift"] > 0)]
@@ -220,7 +242,8 @@ def claims(
             note="L is the largest partial-sum norm of the gradients, which grows with training length when gradients "
             "keep a direction: at a fixed learning rate, the approximation degrades as training goes on.",
             summary=f"drift grows like (eta L)^{slope:.2f} (95% interval {lo:.2f} to {hi:.2f}); largest drift with "
-            f"eta L <= {small}: {tiny['drift'].max():.2g}",
+            f"eta L <= {small}: {tiny['drift'].max():.2g}; drift reaches 1% at eta L = "
+            + ", ".join(f"{v:.2g}" for v in drift_thresholds(drift)["eta_L_at_0.01"]),
         )
     )
     return out

@@ -60,6 +60,13 @@ slope, low, high = s2_checks.drift_exponent(drift)
 print(f"drift ~ (eta L)^{slope:.2f}, 95% interval [{low:.2f}, {high:.2f}] (fit over eta L <= 0.5)")
 
 # %% [markdown]
+# Where eq. 8's second-order term stops being negligible: the value of $\eta L$ at which the
+# drift reaches 1% and 10% (interpolated between runs).
+
+# %%
+s2_checks.drift_thresholds(drift)
+
+# %% [markdown]
 # ## Theorem 2.1's bound on adversarial gradient sequences
 #
 # The theorem assumes only that every partial sum of the gradients has norm at most $L$.

@@ -94,3 +94,12 @@ def test_section2_claims(small):
     assert set(rules.columns) >= {"full", "lora", "lora_frozen_a", "flora"}
     verdicts = {c.claim_id: c.verdict for c in s2_checks.claims(drift, eq10, adversarial, small)}
     assert verdicts == {"A-2.eq10": "holds", "A-2.1-bound": "fails", "A-2.eq9": "holds"}
+
+
+def test_drift_thresholds_interpolate_in_log_log():
+    import pandas as pd
+
+    drift = pd.DataFrame({"problem": ["p"] * 3, "eta_L": [0.1, 1.0, 10.0], "drift": [0.001, 0.1, 10.0]})
+    row = s2_checks.drift_thresholds(drift).iloc[0]
+    assert row["eta_L_at_0.01"] == pytest.approx(10**-0.5, rel=1e-4)
+    assert row["eta_L_at_0.1"] == pytest.approx(1.0)

@@ -97,3 +97,12 @@ def test_bad_arguments(kwargs, match):
         dyn.train(problem, **args)
     with pytest.raises(ValueError, match="at least one"):
         dyn.f_recursion([], 0.1)
+
+
+def test_optimiser_hook_keeps_state_per_matrix():
+    problem = dyn.least_squares(4, 12, 64, np.random.default_rng(0))
+    plain = dyn.train(problem, "lora", 0.01, 20, 2, seed=1)
+    momentum = dyn.train(problem, "lora", 0.01, 20, 2, seed=1, make_optimizer=dyn.Momentum)
+    assert not np.allclose(plain.w_final, momentum.w_final)
+    zero_beta = dyn.train(problem, "lora", 0.01, 20, 2, seed=1, make_optimizer=lambda lr: dyn.Momentum(lr, beta=0.0))
+    assert np.allclose(plain.w_final, zero_beta.w_final)
