@@ -17,24 +17,12 @@ from scipy import stats
 from . import moments
 from .ledger import Claim, check_bound, check_close, check_estimate
 from .montecarlo import mc_mean, rng_for
+from .numbers import rounded_frame
 from .scale import Scale
 
 CHAPTER = "notebooks/appendix_a_moments"
-DISPLAY_DIGITS = 5
 # Stream ids for rng_for, one per table, so that tables do not share random numbers.
 _RAW, _VG, _ABS = 1, 2, 3
-
-
-def round_sig(value: float, digits: int = DISPLAY_DIGITS) -> float:
-    """``value`` rounded to ``digits`` significant digits (0, inf and nan pass through)."""
-    value = float(value)
-    if value == 0.0 or not math.isfinite(value):
-        return value
-    return float(f"{value:.{digits}g}")
-
-
-def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.apply(lambda col: col.map(round_sig) if col.dtype.kind == "f" else col)
 
 
 def raw_moment_table(ks: list[float], orders: list[int], scale: Scale) -> pd.DataFrame:
@@ -62,7 +50,7 @@ def raw_moment_table(ks: list[float], orders: list[int], scale: Scale) -> pd.Dat
                     "draws": est.n,
                 }
             )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def chi2_difference_table(ks: list[float], orders: list[float], scale: Scale) -> pd.DataFrame:
@@ -98,7 +86,7 @@ def chi2_difference_table(ks: list[float], orders: list[float], scale: Scale) ->
                     "draws": est.n,
                 }
             )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def chi2_abs_central_table(rs: list[int], scale: Scale) -> pd.DataFrame:
@@ -125,7 +113,7 @@ def chi2_abs_central_table(rs: list[int], scale: Scale) -> pd.DataFrame:
                 "draws": est.n,
             }
         )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def _mc_check(name: str, row: pd.Series, reference: float, role: str = "core"):

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .montecarlo import Estimate
+from .numbers import round_sig
 
 VERDICTS = ("holds", "fails", "qualified", "not testable here")
 ROLES = ("core", "caveat")
@@ -35,12 +36,8 @@ LEDGER_ENV_VAR = "LORAPRIV_LEDGER_DIR"
 SIGNIFICANT_DIGITS = 6
 
 
-def _round(value: float, digits: int = SIGNIFICANT_DIGITS) -> float:
-    """Round to ``digits`` significant digits so stored numbers do not depend on the last ulp."""
-    value = float(value)
-    if value == 0.0 or not math.isfinite(value):
-        return value
-    return float(f"{value:.{digits}g}")
+def _round(value: float) -> float:
+    return round_sig(value, SIGNIFICANT_DIGITS)
 
 
 @dataclass(frozen=True)

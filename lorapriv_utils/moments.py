@@ -16,22 +16,12 @@ alpha = 1/2 and nu = (k - 1)/2.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy import integrate, special, stats
 
-
-def _check_positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _check_order(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
-    return int(value)
+from .numbers import check_order as _check_order
+from .numbers import check_positive as _check_positive
 
 
 def chi2_raw_moment(k: float, order: int) -> float:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .moments import _check_positive
+from .numbers import check_positive
 
 
 def _as_gradient(G: np.ndarray, name: str = "G") -> np.ndarray:
@@ -81,6 +81,16 @@ def stream_noise(G: np.ndarray, r: int, draws: int, rng: np.random.Generator, ba
         remaining -= b
 
 
+def sample_element_full(
+    q: np.ndarray, i: int, r: int, draws: int, rng: np.random.Generator, batch: int = 256
+) -> np.ndarray:
+    """Draws of u_i = [q (A^T A - I)]_i through the full streaming sampler (a check on :func:`sample_element`)."""
+    q = _as_gradient(q, "q")
+    if q.shape[0] != 1 or not 0 <= i < q.shape[1]:
+        raise ValueError(f"q must be one gradient row and 0 <= i < m = {q.shape[1]}, got shape {q.shape}, i={i!r}")
+    return np.concatenate([b[:, 0, i] for b in stream_noise(q, r, draws, rng, batch=batch)])
+
+
 def _split_row(q: np.ndarray, i: int) -> tuple[float, float]:
     q = _as_gradient(q, "q")
     if q.shape[0] != 1:
@@ -137,4 +147,4 @@ def element_moments(q: np.ndarray, i: int, r: int) -> dict[str, float]:
 
 def limit_excess_kurtosis(r: int) -> float:
     """Excess kurtosis of the law that u_i tends to when q_i / ||q|| -> 0 (e.g. m -> infinity): 6/r."""
-    return 6.0 / _check_positive("r", r)
+    return 6.0 / check_positive("r", r)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, optimize, special, stats
 
-from .moments import _check_positive
+from .numbers import check_positive
 
 Fn = Callable[[float], float]
 
@@ -34,7 +34,7 @@ class NoiseElementLaw:
     r: int
 
     def __post_init__(self) -> None:
-        _check_positive("r", self.r)
+        check_positive("r", self.r)
         if not math.isfinite(self.c) or not math.isfinite(self.s2) or self.s2 < 0:
             raise ValueError(f"c must be finite and s2 finite and >= 0, got c={self.c}, s2={self.s2}")
         if self.s2 == 0 and self.c == 0:
@@ -155,7 +155,7 @@ def distance_to_normal(
     law: NoiseElementLaw, sigma2: float, grid_points: int = 4001, half_width_sd: float = 40.0
 ) -> Distances:
     """TV and Kolmogorov distances between ``law`` and N(0, sigma2), accurate to about 1e-9."""
-    sigma2 = _check_positive("sigma2", sigma2)
+    sigma2 = check_positive("sigma2", sigma2)
     if law.s2 == 0:
         raise ValueError("the law has no Gaussian component (s2 = 0); distance_to_normal needs s2 > 0")
     sd = math.sqrt(max(law.variance, sigma2))
@@ -178,13 +178,13 @@ def law_of_element(q: np.ndarray, i: int, r: int) -> NoiseElementLaw:
 
 def limit_law(r: int, sigma2: float = 1.0) -> NoiseElementLaw:
     """The law that u_i tends to when q_i / ||q|| -> 0 (m -> infinity at fixed r): sqrt(sigma2 X/r) Z."""
-    return NoiseElementLaw(0.0, _check_positive("sigma2", sigma2), int(r))
+    return NoiseElementLaw(0.0, check_positive("sigma2", sigma2), int(r))
 
 
 def lyapunov_ratio_eq45(q: np.ndarray, r: int) -> float:
     """Paper A's third Lyapunov ratio, eq. 45: 8 / (pi sqrt r) (||q||_3 / ||q||_2)^3."""
     q = np.asarray(q, dtype=np.float64).ravel()
-    r = _check_positive("r", r)
+    r = check_positive("r", r)
     return 8 / (math.pi * math.sqrt(r)) * (np.sum(np.abs(q) ** 3) ** (1 / 3) / np.linalg.norm(q)) ** 3
 
 
@@ -193,7 +193,7 @@ def tv_bound_eq46(q: np.ndarray, r: int, c_d: float | None = None) -> float:
 
     C_D defaults to the largest value that paper A allows, pi sqrt(r) / 8.
     """
-    c_d = math.pi * math.sqrt(r) / 8 if c_d is None else _check_positive("c_d", c_d)
+    c_d = math.pi * math.sqrt(r) / 8 if c_d is None else check_positive("c_d", c_d)
     return c_d * lyapunov_ratio_eq45(q, r)
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 
 from . import dynamics as dyn
-from .appendix_a import _rounded
 from .ledger import Claim, check_bound, check_close
 from .normal_distance import fit_power_law
+from .numbers import rounded_frame
 from .scale import Scale
 
 CHAPTER = "notebooks/s2_dynamics"
@@ -61,7 +61,7 @@ def drift_table(scale: Scale, problems: tuple[str, ...] = ("least_squares", "log
     frame = pd.DataFrame(rows)
     # rounding-level numbers differ between machines; keep only whether they are at rounding level
     frame["eq6_exact"] = frame.pop("eq6_rel_error") < 1e-8  # relative error below 1e-8
-    return _rounded(frame)
+    return rounded_frame(frame)
 
 
 def eq10_table(scale: Scale) -> pd.DataFrame:
@@ -104,7 +104,7 @@ def adversarial_table(
                         "norm_over_bound": norm / bound,
                     }
                 )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def rules_table(scale: Scale, lr: float = 0.1, ranks: tuple[int, ...] = (1, 4, 16)) -> pd.DataFrame:
@@ -120,7 +120,7 @@ def rules_table(scale: Scale, lr: float = 0.1, ranks: tuple[int, ...] = (1, 4, 1
                 w_final = dyn.train(problem, rule, lr, steps, r, scale.seed).w_final
                 row[rule] = problem.grad(w_final, everything)[0]  # loss on the whole training set
             rows.append(row)
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def drift_thresholds(drift: pd.DataFrame, levels: tuple[float, ...] = (0.01, 0.1)) -> pd.DataFrame:
@@ -142,7 +142,7 @@ def drift_thresholds(drift: pd.DataFrame, levels: tuple[float, ...] = (0.01, 0.1
             frac = (math.log(level) - y[k - 1]) / (y[k] - y[k - 1])
             row[f"eta_L_at_{level:g}"] = math.exp(x[k - 1] + frac * (x[k] - x[k - 1]))
         rows.append(row)
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def drift_exponent(drift: pd.DataFrame, max_eta_l: float = 0.5) -> tuple[float, float, float]:

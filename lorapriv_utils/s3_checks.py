@@ -9,9 +9,9 @@ import pandas as pd
 from scipy import stats
 
 from . import noise
-from .appendix_a import _rounded
 from .ledger import Claim, check_close, check_estimate
 from .montecarlo import Estimate, batch_estimate, rng_for
+from .numbers import rounded_frame
 from .scale import Scale
 
 CHAPTER = "notebooks/s3_noise_injection"
@@ -49,7 +49,7 @@ def eq11_table(shapes: list[tuple[int, int, int]], scale: Scale) -> pd.DataFrame
                 "err_with_printed_sign": np.linalg.norm(G - N - target) / norm,
             }
         )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def _excess_kurtosis(x: np.ndarray) -> float:
@@ -70,9 +70,7 @@ def moment_table(m: int, ranks: list[int], kind: str, scale: Scale, full_matrix:
         samplers = {"element": noise.sample_element(q, 0, r, scale.element_draws, rng_for(scale.seed, _MOM, m, r, 1))}
         if full_matrix:
             rng = rng_for(scale.seed, _MOM, m, r, 2)
-            samplers["full matrix"] = np.concatenate(
-                [b[:, 0, 0] for b in noise.stream_noise(q, r, scale.noise_draws, rng, batch=256)]
-            )
+            samplers["full matrix"] = noise.sample_element_full(q, 0, r, scale.noise_draws, rng)
         for name, u in samplers.items():
             sd = math.sqrt(exact["var_exact"])
             z = u / sd  # standardised so that the table reads on one scale
@@ -102,7 +100,7 @@ def moment_table(m: int, ranks: list[int], kind: str, scale: Scale, full_matrix:
                     "kurt_limit": noise.limit_excess_kurtosis(r),
                 }
             )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def kurtosis_sweep(m_grid: list[int], ranks: list[int], kind: str = "uniform") -> pd.DataFrame:
@@ -122,7 +120,7 @@ def kurtosis_sweep(m_grid: list[int], ranks: list[int], kind: str = "uniform") -
                         "limit_6_over_r": 6 / r,
                     }
                 )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def noise_covariance(G: np.ndarray, p: int, i: int, pp: int, j: int, r: int) -> float:
@@ -178,7 +176,7 @@ def joint_structure_table(n: int, m: int, r: int, scale: Scale, sigma: float = 1
         "m": m,
         "r": r,
     }
-    return _rounded(pd.DataFrame(rows)), ranks
+    return rounded_frame(pd.DataFrame(rows)), ranks
 
 
 def claims(

@@ -9,9 +9,9 @@ import pandas as pd
 
 from . import noise
 from . import normal_distance as nd
-from .appendix_a import _rounded
 from .ledger import Claim, check_bound, check_close, check_estimate
 from .montecarlo import Estimate, batch_estimate, rng_for
+from .numbers import rounded_frame
 from .s3_checks import gradient_row
 from .scale import Scale
 
@@ -46,7 +46,7 @@ def distance_table(m_grid: list[int], r_grid: list[int], kind: str = "uniform", 
                     "implied_c_d": paper.tv / nd.lyapunov_ratio_eq45(q, r),
                 }
             )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def limit_table(r_grid: list[int]) -> pd.DataFrame:
@@ -55,7 +55,7 @@ def limit_table(r_grid: list[int]) -> pd.DataFrame:
     for r in r_grid:
         d = nd.distance_to_normal(nd.limit_law(r), 1.0)
         rows.append({"r": r, "tv_limit": d.tv, "kolmogorov_limit": d.kolmogorov, "r_times_tv": r * d.tv})
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def rate_fits(table: pd.DataFrame, m_min: int = 256) -> pd.DataFrame:
@@ -78,7 +78,7 @@ def rate_fits(table: pd.DataFrame, m_min: int = 256) -> pd.DataFrame:
             "claimed": -0.5,
         }
     )
-    return _rounded(pd.DataFrame(rows))
+    return rounded_frame(pd.DataFrame(rows))
 
 
 def monte_carlo_crosscheck(cases: list[tuple[int, int]], scale: Scale, kind: str = "uniform") -> pd.DataFrame:
@@ -92,9 +92,7 @@ def monte_carlo_crosscheck(cases: list[tuple[int, int]], scale: Scale, kind: str
         samplers = {"element": noise.sample_element(q, 0, r, scale.element_draws, rng_for(scale.seed, _MC, m, r))}
         if m <= 1024:
             rng = rng_for(scale.seed, _MC, m, r, 2)
-            samplers["full matrix"] = np.concatenate(
-                [b[:, 0, 0] for b in noise.stream_noise(q, r, scale.noise_draws, rng, batch=256)]
-            )
+            samplers["full matrix"] = noise.sample_element_full(q, 0, r, scale.noise_draws, rng)
         for name, u in samplers.items():
             for x, exact in zip(d.crossings, d.cdf_at_crossings, strict=True):
                 p = float(np.mean(u <= x))
@@ -112,7 +110,7 @@ def monte_carlo_crosscheck(cases: list[tuple[int, int]], scale: Scale, kind: str
                 )
     frame = pd.DataFrame(rows)
     frame["z"] = (frame["cdf_mc"] - frame["cdf_exact"]) / frame["cdf_se"]
-    return _rounded(frame)
+    return rounded_frame(frame)
 
 
 def summand_dependence(scale: Scale) -> pd.DataFrame:
@@ -146,7 +144,7 @@ def summand_dependence(scale: Scale) -> pd.DataFrame:
             "independent_se": corr_sq_ind.stderr,
         },
     ]
-    return _rounded(pd.DataFrame(rows).assign(draws=scale.element_draws))
+    return rounded_frame(pd.DataFrame(rows).assign(draws=scale.element_draws))
 
 
 def claims(

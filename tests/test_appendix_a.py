@@ -1,5 +1,3 @@
-import math
-
 import pytest
 
 from lorapriv_utils import appendix_a, plots
@@ -11,13 +9,6 @@ def tables(tiny_scale):
     diff = appendix_a.chi2_difference_table([1, 3], [1, 2, 3], tiny_scale)
     absc = appendix_a.chi2_abs_central_table([1, 16, 64], tiny_scale)
     return raw, diff, absc
-
-
-def test_round_sig():
-    assert appendix_a.round_sig(123456.789) == 123460.0
-    assert appendix_a.round_sig(0.000123456789, 3) == 0.000123
-    assert appendix_a.round_sig(0.0) == 0.0
-    assert math.isnan(appendix_a.round_sig(float("nan")))
 
 
 def test_raw_moment_table(tables, tiny_scale):

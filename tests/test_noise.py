@@ -95,3 +95,13 @@ def test_kurtosis_tends_to_6_over_r_as_m_grows():
 def test_bad_input_raises_a_clear_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_full_matrix_element_sampler_agrees_with_the_exact_one(rng):
+    q = rng.standard_normal(20)
+    full = noise.sample_element_full(q, 3, 2, 40_000, rng, batch=1000)
+    exact = noise.sample_element(q, 3, 2, 40_000, rng)
+    assert full.shape == (40_000,)
+    assert stats.ks_2samp(full, exact).pvalue > 1e-3
+    with pytest.raises(ValueError, match="0 <= i < m"):
+        noise.sample_element_full(q, 20, 2, 10, rng)
