@@ -1,0 +1,108 @@
+"""Membership-inference signals and metrics (paper A, section 6, eq. 24).
+
+Convention: a *signal* is lower for examples that look like members.  The reference-model
+attack of eq. 24 uses s(x) = L(x; target) - L(x; reference) and predicts "member" when
+s(x) < gamma; the plain loss attack uses s(x) = L(x; target).
+
+TPR at FPR alpha follows paper A's rule: gamma is the highest threshold whose false-positive
+rate over the non-members stays strictly below alpha.  With N non-members, FPRs come in steps
+of 1/N: when alpha <= 1/N the only admissible FPR is 0, which :class:`RateAtFPR` flags, since
+such a number is a TPR at FPR = 0, not at alpha.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+
+def _signals(values: np.ndarray, name: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64).ravel()
+    if values.size == 0:
+        raise ValueError(f"{name} is empty: an attack needs at least one example of each kind")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} has non-finite values (nan or inf): check the losses it was computed from")
+    return values
+
+
+def reference_signal(target_losses: np.ndarray, reference_losses: np.ndarray) -> np.ndarray:
+    """Eq. 24's calibrated signal: target loss minus reference-model loss, per example."""
+    t, r = _signals(target_losses, "target_losses"), _signals(reference_losses, "reference_losses")
+    if t.shape != r.shape:
+        raise ValueError(f"target and reference losses must be paired, got {t.size} and {r.size} values")
+    return t - r
+
+
+def roc_auc(member_signal: np.ndarray, nonmember_signal: np.ndarray) -> float:
+    """Probability that a random member has a lower signal than a random non-member (ties count 1/2)."""
+    m, n = _signals(member_signal, "member_signal"), _signals(nonmember_signal, "nonmember_signal")
+    ranks = stats.rankdata(np.concatenate([m, n]))  # average ranks over ties
+    # Mann-Whitney U of the non-members: the number of (member, non-member) pairs with member < non-member
+    u = ranks[m.size :].sum() - n.size * (n.size + 1) / 2
+    return float(u / (m.size * n.size))
+
+
+@dataclass(frozen=True)
+class RateAtFPR:
+    """TPR at a target FPR alpha, with what the number of non-members allows."""
+
+    alpha: float
+    tpr: float
+    achieved_fpr: float
+    threshold: float
+    min_resolvable_fpr: float  # 1 / number of non-members
+
+    @property
+    def at_zero_fpr(self) -> bool:
+        """True when the non-members cannot resolve alpha, so the TPR is really at FPR = 0."""
+        return self.alpha <= self.min_resolvable_fpr
+
+
+def tpr_at_fpr(member_signal: np.ndarray, nonmember_signal: np.ndarray, alpha: float) -> RateAtFPR:
+    """TPR with gamma the highest threshold such that FPR = #{non-members with s < gamma} / N < alpha."""
+    m, n = _signals(member_signal, "member_signal"), _signals(nonmember_signal, "nonmember_signal")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    n_sorted = np.sort(n)
+    allowed = math.ceil(alpha * n.size) - 1  # largest count of non-members below gamma with count/N < alpha
+    gamma = n_sorted[allowed] if allowed < n.size else np.inf
+    fpr = float(np.mean(n < gamma))
+    return RateAtFPR(alpha, float(np.mean(m < gamma)), fpr, float(gamma), 1.0 / n.size)
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    low: float
+    high: float
+    level: float
+
+
+def bootstrap(
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    member_signal: np.ndarray,
+    nonmember_signal: np.ndarray,
+    rng: np.random.Generator,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> Interval:
+    """Percentile bootstrap interval of ``metric(members, non-members)``, resampling each group separately."""
+    m, n = _signals(member_signal, "member_signal"), _signals(nonmember_signal, "nonmember_signal")
+    if resamples < 10 or not 0 < level < 1:
+        raise ValueError(f"need resamples >= 10 and 0 < level < 1, got {resamples}, {level}")
+    values = np.array(
+        [metric(m[rng.integers(0, m.size, m.size)], n[rng.integers(0, n.size, n.size)]) for _ in range(resamples)]
+    )
+    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(metric(m, n)), float(low), float(high), level)
+
+
+def perplexity(total_nll: float, tokens: int) -> float:
+    """exp(mean negative log-likelihood per token)."""
+    if tokens <= 0:
+        raise ValueError(f"tokens must be positive, got {tokens}")
+    return float(math.exp(total_nll / tokens))
