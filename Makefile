@@ -56,6 +56,7 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py
 
+
 lock: $(STAMP)
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v -E '^(pip|setuptools|wheel)==' | sed 's/+cpu$$//' > requirements.lock.new
 	@echo "review requirements.lock.new, keep its header comment, and move it over requirements.lock"

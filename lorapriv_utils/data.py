@@ -112,8 +112,9 @@ def load_local(name: str, data_dir: Path | str | None, seed: int = 0) -> Corpus:
         raise ValueError(f"{name!r} has no local loader; local corpora are {', '.join(LOCAL_DATASETS)}")
     if data_dir is None:
         raise FileNotFoundError(
-            f"dataset {name!r} needs a data folder: pass data_dir (or set {DATA_ENV_VAR}) to a folder holding "
-            f"{name}/*.jsonl, use hub=True where the Hugging Face hub is reachable, or use 'synthetic-email'/'ptb'"
+            f"dataset {name!r} needs a data folder: pass --data-dir (data_dir in Python) or set {DATA_ENV_VAR} "
+            f"to a folder holding {name}/*.jsonl, use --hub where the Hugging Face hub is reachable, "
+            "or use 'synthetic-email' or 'ptb'"
         )
     folder = Path(data_dir) / name
     if not folder.is_dir():

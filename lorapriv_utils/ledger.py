@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .files import atomic_write_text
 from .montecarlo import Estimate
 from .numbers import round_sig
 
@@ -164,18 +164,6 @@ def ledger_dir(start: Path | None = None) -> Path:
     raise FileNotFoundError(f"no _toc.yml above {here}: run from inside the lorapriv checkout or set {LEDGER_ENV_VAR}")
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_claims(chapter_key: str, claims: list[Claim], directory: Path | None = None) -> Path:
     """Write the claims of one chapter to ``<ledger>/<chapter_key>.json`` atomically; returns the path."""
     if not chapter_key.replace("_", "").replace("-", "").isalnum():
@@ -185,7 +173,7 @@ def save_claims(chapter_key: str, claims: list[Claim], directory: Path | None = 
         raise ValueError(f"duplicate claim ids in {chapter_key}: {sorted(i for i in ids if ids.count(i) > 1)}")
     path = Path(directory or ledger_dir()) / f"{chapter_key}.json"
     text = json.dumps([c.as_record() for c in claims], indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    _atomic_write_text(path, text)
+    atomic_write_text(path, text)
     return path
 
 

@@ -22,3 +22,8 @@ def test_throughputs_are_positive(monkeypatch):
     monkeypatch.setattr(bench, "GPT2_SHAPES", {"tiny": (4, 16)})
     assert bench.gpt2_throughput(r=2, draws=4, batch=2)[0]["matrix_draws_per_s"] > 0
     assert bench.element_throughput(r=2, m=16, draws=1000) > 0
+
+
+def test_training_throughput_compares_with_trainer():
+    rates = bench.training_throughput(steps=2, batch_size=2)
+    assert rates["ours_tokens_per_s"] > 0 and rates["trainer_tokens_per_s"] > 0

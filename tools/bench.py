@@ -6,10 +6,14 @@ Usage: python tools/bench.py    (or: make bench)
   at n = 1, m = 4096, r = 16 (target: at least 10x faster), and their peak memory as m
   grows (the streaming sampler's must not grow like m^2).
 * Draws per second of the noise at GPT-2 (117M) shapes, and of the exact one-element sampler.
+* Training tokens per second of our loop against a Hugging Face ``Trainer`` (same model, data
+  and batch; target: ours at least as fast), and the wall time of the default cpu-small
+  membership-inference grid (target: under 10 minutes on 2 cores; skip with --no-grid).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 import tracemalloc
 
@@ -88,6 +92,74 @@ def element_throughput(r: int = 16, m: int = 768, draws: int = 10_000_000) -> fl
     return draws / _best_of(lambda: noise.sample_element(q, 0, r, draws, rng), repeats=2)
 
 
+def training_throughput(steps: int = 60, batch_size: int = 16) -> dict:
+    """Training tokens per second: our loop against a Hugging Face Trainer, same model, data and batch."""
+    import tempfile
+
+    import torch
+    from transformers import Trainer, TrainingArguments
+    from transformers import logging as hf_logging
+
+    from lorapriv_utils import models, training
+
+    hf_logging.set_verbosity_error()
+    spec = models.MODEL_SPECS["cpu-small"]
+    blocks = np.random.default_rng(0).integers(0, spec.vocab_size, size=(steps * batch_size, spec.block_size))
+
+    def fresh():
+        torch.manual_seed(0)
+        return models.GPT2LMHeadModel(models.small_config(spec, spec.vocab_size, 0))
+
+    ours = training.train_language_model(
+        fresh(), blocks, training.TrainConfig(epochs=1, lr=1e-3, batch_size=batch_size)
+    )
+
+    class Blocks(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(blocks)
+
+        def __getitem__(self, k):
+            ids = torch.as_tensor(blocks[k])
+            return {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids}
+
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(
+            output_dir=out,
+            per_device_train_batch_size=batch_size,
+            num_train_epochs=1,
+            learning_rate=1e-3,
+            report_to=[],
+            save_strategy="no",
+            logging_strategy="no",
+            use_cpu=True,
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+            seed=0,
+        )
+        trainer = Trainer(model=fresh(), args=args, train_dataset=Blocks())
+        start = time.perf_counter()
+        trainer.train()
+        theirs = time.perf_counter() - start
+    tokens = blocks.size
+    return {"ours_tokens_per_s": ours["tokens"] / ours["seconds"], "trainer_tokens_per_s": tokens / theirs}
+
+
+def default_grid_seconds() -> float:
+    """Wall time of the default cpu-small grid (the one `make book` will run), from a fresh results folder."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "lorapriv_utils", "run", "--scale", "cpu-small", "--out", out, "--no-progress"],
+            check=True,
+            capture_output=True,
+        )
+        return time.perf_counter() - start
+
+
 def main() -> None:
     row = sampler_vs_naive()
     print("== noise sampler, n = 1, m = 4096, r = 16 (target: streaming at least 10x faster)")
@@ -113,6 +185,19 @@ def main() -> None:
     for rec in gpt2_throughput():
         print(f"{rec['shape']:26s} {rec['matrix_draws_per_s']:8.1f} matrices/s  {rec['elements_per_s']:.3g} elements/s")
     print(f"== exact one-element sampler (m = 768, r = 16): {element_throughput():.3g} draws/s")
+    rates = training_throughput()
+    ratio = rates["ours_tokens_per_s"] / rates["trainer_tokens_per_s"]
+    print("== training tokens/s, cpu-small model, batch 16 (target: ours at least as fast as Trainer)")
+    print(
+        f"ours {rates['ours_tokens_per_s']:,.0f}   Trainer {rates['trainer_tokens_per_s']:,.0f}   "
+        f"ratio {ratio:.2f}  [{'ok' if ratio >= 1 else 'BELOW TARGET'}]"
+    )
+    if "--no-grid" not in sys.argv:
+        seconds = default_grid_seconds()
+        print(
+            f"== default cpu-small grid, fresh results folder: {seconds / 60:.1f} min (target: under 10 min on "
+            f"2 cores)  [{'ok' if seconds < 600 else 'ABOVE TARGET'}]"
+        )
 
 
 if __name__ == "__main__":

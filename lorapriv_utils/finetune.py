@@ -1,0 +1,200 @@
+"""Fine-tuning methods behind one interface (paper A, section 6).
+
+* ``full``: every parameter of the model.
+* ``adapter``: the very weight matrices that LoRA adapts (the fused attention projection
+  ``c_attn`` of every block), trained directly, without a low-rank factorisation: the
+  comparison that paper A's theory makes.
+* ``lora``: LoRA through PEFT on ``c_attn``, rank r, scaling 1 (lora_alpha = r), B = 0 and
+  A with i.i.d. N(0, 1/r) entries at start as in paper A.  GPT-2's ``c_attn`` is a
+  ``Conv1D`` whose weight is stored (in, out), so ``fan_in_fan_out=True``.
+* ``flora``: LoRA with A frozen and resampled after every step; before resampling, B A is
+  merged into the weight and B reset to 0, so each step moves the weight by a fresh random
+  projection of the gradient (the FLoRA rule of the dynamics chapter).
+* ``dpsgd``: DP-SGD through Opacus on the LoRA factors (per-sample clipping and Gaussian
+  noise), with Opacus's RDP accountant reporting epsilon.
+
+Defaults (``DEFAULT_HPARAMS``): the paper states 20 epochs and learning rate 1e-5 with a
+linear schedule but not the optimiser; the code it follows used AdamW, and 1e-4 for PEFT
+methods.  We use AdamW everywhere, 1e-5 for full/adapter and 1e-4 for LoRA-type methods at
+paper scale; the CPU scales use larger rates and fewer epochs (small models, few steps).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+from peft import LoraConfig, get_peft_model
+from transformers import GPT2LMHeadModel
+
+from .training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
+
+METHODS = ("full", "adapter", "lora", "flora", "dpsgd")
+RANKED = ("lora", "flora", "dpsgd")
+TARGET = "c_attn"
+
+
+@dataclass(frozen=True)
+class DPConfig:
+    noise_multiplier: float = 1.0
+    max_grad_norm: float = 1.0
+    delta: float = 1e-5
+
+
+def adapted_shape(model: GPT2LMHeadModel) -> tuple[int, int]:
+    """(n, m) of the adapted matrices: output and input dimensions of ``c_attn``."""
+    weight = model.transformer.h[0].attn.c_attn.weight  # Conv1D: (in, out)
+    return int(weight.shape[1]), int(weight.shape[0])
+
+
+def check_method(method: str, rank: int | None, model: GPT2LMHeadModel) -> None:
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if method in RANKED:
+        n, m = adapted_shape(model)
+        if rank is None or isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= min(n, m):
+            raise ValueError(
+                f"method {method!r} needs a rank r with 1 <= r <= min(n, m) = {min(n, m)} "
+                f"(c_attn is {n} x {m}), got {rank!r}"
+            )
+
+
+def _lora(model: GPT2LMHeadModel, rank: int, seed: int) -> torch.nn.Module:
+    config = LoraConfig(
+        r=rank, lora_alpha=rank, target_modules=[TARGET], fan_in_fan_out=True, lora_dropout=0.0, bias="none"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PEFT's notes on deprecated transformers attributes
+        peft_model = get_peft_model(model, config)
+    generator = torch.Generator().manual_seed(seed)
+    for layer in lora_layers(peft_model):
+        resample_a(layer, generator)
+        torch.nn.init.zeros_(layer.lora_B["default"].weight)
+    return peft_model
+
+
+def lora_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
+    return [mod for mod in model.modules() if hasattr(mod, "lora_A") and "default" in getattr(mod, "lora_A", {})]
+
+
+@torch.no_grad()
+def resample_a(layer: torch.nn.Module, generator: torch.Generator) -> None:
+    weight = layer.lora_A["default"].weight  # (r, m)
+    weight.copy_(torch.randn(weight.shape, generator=generator) / math.sqrt(weight.shape[0]))
+
+
+@torch.no_grad()
+def merge_and_reset(layer: torch.nn.Module, generator: torch.Generator) -> None:
+    """FLoRA step: fold B A into the base weight, then B = 0 and a fresh A."""
+    layer.base_layer.weight += layer.get_delta_weight("default")
+    layer.lora_B["default"].weight.zero_()
+    resample_a(layer, generator)
+
+
+def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: int = 0):
+    """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook."""
+    check_method(method, rank, model)
+    for p in model.parameters():
+        p.requires_grad_(method == "full")
+    if method in ("full", "adapter"):
+        if method == "adapter":
+            for block in model.transformer.h:
+                block.attn.c_attn.weight.requires_grad_(True)
+        return model, [p for p in model.parameters() if p.requires_grad], None
+    peft_model = _lora(model, rank, seed)
+    if method != "flora":
+        return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
+    layers = lora_layers(peft_model)
+    for layer in layers:
+        layer.lora_A["default"].weight.requires_grad_(False)
+    generator = torch.Generator().manual_seed(seed + 1)
+
+    def hook() -> None:
+        for layer in layers:
+            merge_and_reset(layer, generator)
+
+    return peft_model, [layer.lora_B["default"].weight for layer in layers], hook
+
+
+def fine_tune(
+    model: GPT2LMHeadModel,
+    method: str,
+    blocks: np.ndarray,
+    cfg: TrainConfig,
+    rank: int | None = None,
+    dp: DPConfig | None = None,
+    progress: bool = False,
+    desc: str = "fine-tuning",
+    device: torch.device | None = None,
+    autocast_dtype: torch.dtype | None = None,
+) -> tuple[torch.nn.Module, dict]:
+    """Fine-tune ``model`` with ``method`` on ``blocks``; returns the trained model (for evaluation) and stats."""
+    torch.manual_seed(cfg.seed)
+    trained, params, hook = prepare(model, method, rank, cfg.seed)
+    trained.to(device or torch.device("cpu"))
+    loader = block_loader(blocks, cfg.batch_size, cfg.seed)
+    optimizer = make_optimizer(params, cfg)
+    stats: dict = {"method": method, "rank": rank, "trainable_parameters": int(sum(p.numel() for p in params))}
+    if method == "dpsgd":
+        from opacus import PrivacyEngine
+
+        dp = dp or DPConfig()
+        engine = PrivacyEngine(accountant="rdp")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and on its optimiser wrapper
+            trained, optimizer, loader = engine.make_private(
+                module=trained,
+                optimizer=optimizer,
+                data_loader=loader,
+                noise_multiplier=dp.noise_multiplier,
+                max_grad_norm=dp.max_grad_norm,
+                poisson_sampling=True,
+                noise_generator=torch.Generator().manual_seed(cfg.seed + 2),
+            )
+    scheduler = linear_schedule(optimizer, cfg.epochs * len(loader), cfg.warmup_fraction)
+    with warnings.catch_warnings():
+        # Opacus's hooks make torch note that no *input* requires a gradient; that is expected here
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
+        stats.update(
+            run_training(
+                trained, loader, optimizer, scheduler, cfg.epochs, hook, progress, desc, device, autocast_dtype
+            )
+        )
+    if method == "dpsgd":
+        stats.update(
+            {
+                "epsilon": float(engine.get_epsilon(dp.delta)),
+                "delta": dp.delta,
+                "noise_multiplier": dp.noise_multiplier,
+                "max_grad_norm": dp.max_grad_norm,
+            }
+        )
+        trained = trained._module  # the PEFT model underneath Opacus's wrapper
+    return trained, stats
+
+
+DEFAULT_HPARAMS = {
+    # scale -> method kind -> TrainConfig fields (see the module docstring)
+    "paper": {
+        "dense": {"epochs": 20, "lr": 1e-5, "batch_size": 8},
+        "lora": {"epochs": 20, "lr": 1e-4, "batch_size": 8},
+    },
+    "cpu-large": {
+        "dense": {"epochs": 10, "lr": 3e-4, "batch_size": 16},
+        "lora": {"epochs": 10, "lr": 3e-3, "batch_size": 16},
+    },
+    "cpu-small": {
+        "dense": {"epochs": 6, "lr": 1e-3, "batch_size": 16},
+        "lora": {"epochs": 6, "lr": 1e-2, "batch_size": 16},
+    },
+}
+
+
+def default_train_config(scale: str, method: str, seed: int) -> TrainConfig:
+    kind = "lora" if method in RANKED else "dense"
+    if scale not in DEFAULT_HPARAMS:
+        raise ValueError(f"unknown scale {scale!r}; valid scales are: {', '.join(DEFAULT_HPARAMS)}")
+    return replace(TrainConfig(seed=seed), **DEFAULT_HPARAMS[scale][kind])

@@ -1,0 +1,131 @@
+"""Fine-tuning methods on a tiny GPT-2: parameter selection, LoRA layout (Conv1D), FLoRA's update rule,
+and Opacus's per-sample gradients on the PEFT model against torch.func."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from torch.func import functional_call, grad, vmap
+
+from lorapriv_utils import finetune, models
+from lorapriv_utils.training import TrainConfig, block_losses
+
+SPEC = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
+
+
+@pytest.fixture
+def base():
+    torch.manual_seed(0)
+    return models.GPT2LMHeadModel(models.small_config(SPEC, 300, 0))
+
+
+@pytest.fixture
+def blocks():
+    return np.random.default_rng(0).integers(0, 300, size=(24, 12))
+
+
+def test_parameter_selection(base):
+    full, params, hook = finetune.prepare(copy.deepcopy(base), "full")
+    assert hook is None and sum(p.numel() for p in params) == sum(p.numel() for p in base.parameters())
+    adapter, params, _ = finetune.prepare(copy.deepcopy(base), "adapter")
+    assert [tuple(p.shape) for p in params] == [(16, 48)]  # c_attn weight, Conv1D layout (in, out)
+    lora, params, _ = finetune.prepare(copy.deepcopy(base), "lora", rank=4)
+    assert sorted(tuple(p.shape) for p in params) == [(4, 16), (48, 4)]
+
+
+def test_lora_starts_at_the_base_model_with_a_of_variance_one_over_r(base, blocks):
+    lora, _, _ = finetune.prepare(copy.deepcopy(base), "lora", rank=8, seed=1)
+    layer = finetune.lora_layers(lora)[0]
+    assert layer.fan_in_fan_out
+    assert torch.count_nonzero(layer.lora_B["default"].weight) == 0
+    assert layer.lora_A["default"].weight.var().item() == pytest.approx(1 / 8, rel=0.3)
+    assert np.allclose(block_losses(lora, blocks), block_losses(base, blocks), atol=1e-6)
+
+
+def test_flora_step_is_a_random_projection_of_the_gradient(base, blocks):
+    """One SGD step of FLoRA moves the Conv1D weight by -eta A^T A G (G in the (in, out) layout)."""
+    eta, batch = 0.1, torch.as_tensor(blocks[:4])
+    reference = copy.deepcopy(base)
+    loss = reference(input_ids=batch, labels=batch).loss
+    (g_conv,) = torch.autograd.grad(loss, [reference.transformer.h[0].attn.c_attn.weight])
+    flora, params, hook = finetune.prepare(copy.deepcopy(base), "flora", rank=4, seed=3)
+    layer = finetune.lora_layers(flora)[0]
+    a = layer.lora_A["default"].weight.detach().clone()
+    w_before = layer.base_layer.weight.detach().clone()
+    optimizer = torch.optim.SGD(params, lr=eta)
+    flora(input_ids=batch, labels=batch).loss.backward()
+    optimizer.step()
+    hook()
+    expected = w_before - eta * (a.T @ a) @ g_conv
+    assert torch.allclose(layer.base_layer.weight, expected, atol=1e-6)
+    assert torch.count_nonzero(layer.lora_B["default"].weight) == 0
+    assert not torch.equal(layer.lora_A["default"].weight, a)  # resampled
+
+
+def test_opacus_per_sample_gradients_equal_torch_func_on_the_peft_model(base, blocks):
+    from opacus.grad_sample import GradSampleModule
+
+    lora, params, _ = finetune.prepare(copy.deepcopy(base), "lora", rank=4, seed=0)
+    for layer in finetune.lora_layers(lora):
+        torch.nn.init.normal_(layer.lora_B["default"].weight, std=0.1)  # B = 0 would make A's gradient vanish
+    lora.train()
+    x = torch.as_tensor(blocks[:5])
+    names = [n for n, p in lora.named_parameters() if p.requires_grad]
+    frozen = {n: p.detach() for n, p in lora.named_parameters() if not p.requires_grad}
+    buffers = dict(lora.named_buffers())
+
+    def loss_one(trainable, ids):
+        ids = ids[None]
+        kwargs = {"labels": ids, "attention_mask": torch.ones_like(ids)}  # no data-dependent padding checks
+        out = functional_call(lora, ({**frozen, **trainable}, buffers), (ids,), kwargs)
+        return out.loss
+
+    expected = vmap(grad(loss_one), in_dims=(None, 0))(
+        {n: p.detach() for n, p in lora.named_parameters() if p.requires_grad}, x
+    )
+    wrapped = GradSampleModule(lora, loss_reduction="mean")
+    wrapped(input_ids=x, attention_mask=torch.ones_like(x), labels=x).loss.backward()
+    for name, param in lora.named_parameters():
+        if param.requires_grad:
+            assert torch.allclose(param.grad_sample, expected[name], atol=1e-6), name
+    assert names
+
+
+def test_every_method_trains_and_dpsgd_reports_epsilon(base, blocks):
+    cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=8, seed=0)
+    for method in finetune.METHODS:
+        rank = 4 if method in finetune.RANKED else None
+        model, stats = finetune.fine_tune(copy.deepcopy(base), method, blocks, cfg, rank=rank)
+        assert stats["steps"] > 0 and np.isfinite(stats["final_loss"])
+        assert np.all(np.isfinite(block_losses(model, blocks)))
+        if method == "dpsgd":
+            assert stats["epsilon"] > 0
+
+
+def test_fine_tuning_is_deterministic(base, blocks):
+    cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=5)
+    a, _ = finetune.fine_tune(copy.deepcopy(base), "lora", blocks, cfg, rank=2)
+    b, _ = finetune.fine_tune(copy.deepcopy(base), "lora", blocks, cfg, rank=2)
+    assert np.array_equal(block_losses(a, blocks), block_losses(b, blocks))
+
+
+@pytest.mark.parametrize(
+    ("method", "rank", "match"),
+    [
+        ("prefix", None, "unknown method"),
+        ("lora", None, "needs a rank"),
+        ("lora", 0, "needs a rank"),
+        ("flora", 17, "min\\(n, m\\) = 16"),
+    ],
+)
+def test_bad_method_or_rank(base, method, rank, match):
+    with pytest.raises(ValueError, match=match):
+        finetune.prepare(base, method, rank)
+
+
+def test_default_hyperparameters():
+    assert finetune.default_train_config("paper", "full", 0).lr == 1e-5
+    assert finetune.default_train_config("paper", "lora", 0).epochs == 20
+    with pytest.raises(ValueError, match="unknown scale"):
+        finetune.default_train_config("huge", "full", 0)
