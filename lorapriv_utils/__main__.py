@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from . import data, finetune, runner
@@ -31,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--hub", action="store_true", help="load corpora from the Hugging Face hub (needs internet)")
     run.add_argument("--shard", default="0/1", help="i/n: run every n-th cell starting at i")
     run.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    run.add_argument("--optimizer", choices=["adamw", "sgd"], help="override every method's optimiser (default adamw)")
+    run.add_argument("--lr", type=float, help="override every method's learning rate")
+    run.add_argument("--epochs", type=int, help="override every method's number of epochs")
     run.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -50,14 +54,22 @@ def main(argv: list[str] | None = None) -> int:
         index, count = (int(x) for x in args.shard.split("/"))
         cells = runner.shard(runner.plan(datasets, methods, ranks, seeds), index, count)
         runner.check_ranks(cells, args.scale)
-        work = runner.Runner(
+        cfg = replace(
             runner.RUN_CONFIGS[args.scale],
+            epochs_override=args.epochs,
+            lr_override=args.lr,
+            optimizer_override=args.optimizer,
+        )
+        work = runner.Runner(
+            cfg,
             args.out,
             data_dir=args.data_dir,
             hub=args.hub,
             device=args.device,
             progress=not args.no_progress,
         )
+        for method in methods:  # fail early on an impossible learning rate or epoch count
+            work.train_config(method, seeds[0] if seeds else 0)
         for name in datasets:  # fail early, with one line, on a missing data folder or no hub access
             if name in data.LOCAL_DATASETS and not args.hub:
                 data.load_local(name, args.data_dir)

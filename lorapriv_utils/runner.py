@@ -42,7 +42,9 @@ class RunConfig:
     synthetic_count: int = 1200
     bootstrap_resamples: int = 200
     dp: finetune.DPConfig = field(default_factory=finetune.DPConfig)
-    epochs_override: int | None = None  # tests and quick looks only
+    epochs_override: int | None = None  # None: the method's default (finetune.DEFAULT_HPARAMS)
+    lr_override: float | None = None
+    optimizer_override: str | None = None
 
 
 RUN_CONFIGS = {
@@ -250,7 +252,12 @@ class Runner:
 
     def train_config(self, method: str, seed: int):
         tc = finetune.default_train_config(self.cfg.scale, method, seed)
-        return replace(tc, epochs=self.cfg.epochs_override) if self.cfg.epochs_override else tc
+        overrides = {
+            "epochs": self.cfg.epochs_override,
+            "lr": self.cfg.lr_override,
+            "optimizer": self.cfg.optimizer_override,
+        }
+        return replace(tc, **{k: v for k, v in overrides.items() if v is not None})
 
     def _fine_tune(self, method, blocks, seed, rank=None, desc=""):
         model = copy.deepcopy(self.base()[0])

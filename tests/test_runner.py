@@ -84,6 +84,7 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys):
         (["run", "--ranks", "999"], "exceed min\\(n, m\\)"),
         (["run", "--datasets", "enron"], "needs a data folder"),
         (["run", "--shard", "3/2"], "shard must be i/n"),
+        (["run", "--lr", "-1"], "lr > 0"),
     ],
 )
 def test_cli_errors_are_one_line(argv, match, capsys, monkeypatch):
