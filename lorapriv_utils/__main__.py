@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--optimizer", choices=["adamw", "sgd"], help="override every method's optimiser (default adamw)")
     run.add_argument("--lr", type=float, help="override every method's learning rate")
     run.add_argument("--epochs", type=int, help="override every method's number of epochs")
+    run.add_argument(
+        "--accelerate",
+        action="store_true",
+        help="data-parallel training through accelerate (launch with `accelerate launch -m "
+        "lorapriv_utils run ... --accelerate` for several GPUs)",
+    )
     run.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -67,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             hub=args.hub,
             device=args.device,
             progress=not args.no_progress,
+            accelerate=args.accelerate,
         )
         for method in methods:  # fail early on an impossible learning rate or epoch count
             work.train_config(method, seeds[0] if seeds else 0)

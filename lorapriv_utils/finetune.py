@@ -130,6 +130,7 @@ def fine_tune(
     desc: str = "fine-tuning",
     device: torch.device | None = None,
     autocast_dtype: torch.dtype | None = None,
+    accelerator=None,
 ) -> tuple[torch.nn.Module, dict]:
     """Fine-tune ``model`` with ``method`` on ``blocks``; returns the trained model (for evaluation) and stats."""
     torch.manual_seed(cfg.seed)
@@ -155,12 +156,26 @@ def fine_tune(
                 noise_generator=torch.Generator().manual_seed(cfg.seed + 2),
             )
     scheduler = linear_schedule(optimizer, cfg.epochs * len(loader), cfg.warmup_fraction)
+    backward = None
+    if accelerator is not None and method != "dpsgd":  # DP-SGD (Opacus) trains on one device
+        trained, optimizer, loader, scheduler = accelerator.prepare(trained, optimizer, loader, scheduler)
+        device, autocast_dtype, backward = accelerator.device, None, accelerator.backward  # it owns mixed precision
     with warnings.catch_warnings():
         # Opacus's hooks make torch note that no *input* requires a gradient; that is expected here
         warnings.filterwarnings("ignore", message="Full backward hook is firing")
         stats.update(
             run_training(
-                trained, loader, optimizer, scheduler, cfg.epochs, hook, progress, desc, device, autocast_dtype
+                trained,
+                loader,
+                optimizer,
+                scheduler,
+                cfg.epochs,
+                hook,
+                progress,
+                desc,
+                device,
+                autocast_dtype,
+                backward,
             )
         )
     if method == "dpsgd":
@@ -173,6 +188,8 @@ def fine_tune(
             }
         )
         trained = trained._module  # the PEFT model underneath Opacus's wrapper
+    elif backward is not None:
+        trained = accelerator.unwrap_model(trained)
     return trained, stats
 
 

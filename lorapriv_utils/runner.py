@@ -224,9 +224,17 @@ class Runner:
         device: str = "auto",
         progress: bool = True,
         cache: Path | None = None,
+        accelerate: bool = False,
     ):
         self.cfg, self.out, self.data_dir, self.hub, self.progress = cfg, Path(out), data_dir, hub, progress
         self.device, self.autocast = pick_device(device)
+        self.accelerator = None
+        if accelerate:  # data-parallel training; start several processes with `accelerate launch`
+            from accelerate import Accelerator
+
+            precision = "bf16" if self.autocast == torch.bfloat16 else "no"
+            self.accelerator = Accelerator(cpu=self.device.type == "cpu", mixed_precision=precision)
+            self.device, self.autocast = self.accelerator.device, None
         self.cache = cache
         self._base = None
         self._datasets: dict = {}
@@ -272,6 +280,7 @@ class Runner:
             desc=desc,
             device=self.device,
             autocast_dtype=self.autocast,
+            accelerator=self.accelerator,
         )
 
     def reference_losses(self, name: str, seed: int) -> dict:
@@ -325,6 +334,12 @@ class Runner:
             "versions": _versions(),
             "git_commit": _git_commit(),
             "device": str(self.device),
+            "accelerate": None
+            if self.accelerator is None
+            else {
+                "num_processes": self.accelerator.num_processes,
+                "mixed_precision": str(self.accelerator.mixed_precision),
+            },
             "autocast": str(self.autocast),
             "platform": platform.platform(),
             "processor": platform.processor() or platform.machine(),
@@ -334,7 +349,10 @@ class Runner:
         }
         record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest}
         record["checksum"] = _checksum(record)
-        atomic_write_text(result_path(self.out, self.cfg.scale, cell), json.dumps(record, indent=1, sort_keys=True))
+        if self.accelerator is None or self.accelerator.is_main_process:
+            atomic_write_text(result_path(self.out, self.cfg.scale, cell), json.dumps(record, indent=1, sort_keys=True))
+        if self.accelerator is not None:
+            self.accelerator.wait_for_everyone()
         return record
 
     def run(self, cells: list[Cell]) -> list[dict]:

@@ -72,8 +72,12 @@ def run_training(
     desc: str = "training",
     device: torch.device | None = None,
     autocast_dtype: torch.dtype | None = None,
+    backward: Callable[[torch.Tensor], None] | None = None,
 ) -> dict:
-    """The loop itself: causal-LM loss on each batch of blocks, ``step_hook`` after each optimiser step."""
+    """The loop itself: causal-LM loss on each batch of blocks, ``step_hook`` after each optimiser step.
+
+    ``backward`` replaces ``loss.backward()`` (``accelerate.Accelerator.backward`` for data-parallel runs).
+    """
     device = device or torch.device("cpu")
     model.train()
     steps, tokens, last = 0, 0, math.nan
@@ -89,7 +93,10 @@ def run_training(
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"{desc}: loss became {loss.item()} at step {steps}; lower the learning rate")
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            if backward is None:
+                loss.backward()
+            else:
+                backward(loss)
             optimizer.step()
             scheduler.step()
             if step_hook is not None:

@@ -129,3 +129,17 @@ def test_default_hyperparameters():
     assert finetune.default_train_config("paper", "lora", 0).epochs == 20
     with pytest.raises(ValueError, match="unknown scale"):
         finetune.default_train_config("huge", "full", 0)
+
+
+@pytest.mark.parametrize("method", ["full", "lora", "flora"])
+def test_training_through_accelerate_matches_the_plain_loop_on_one_cpu(base, blocks, method):
+    from accelerate import Accelerator
+
+    cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=2)
+    rank = 2 if method in finetune.RANKED else None
+    plain, _ = finetune.fine_tune(copy.deepcopy(base), method, blocks, cfg, rank=rank)
+    accelerated, stats = finetune.fine_tune(
+        copy.deepcopy(base), method, blocks, cfg, rank=rank, accelerator=Accelerator(cpu=True)
+    )
+    assert stats["steps"] == 3
+    assert np.allclose(block_losses(plain, blocks), block_losses(accelerated, blocks), atol=1e-5)

@@ -97,3 +97,10 @@ def test_cli_errors_are_one_line(argv, match, capsys, monkeypatch):
     import re
 
     assert re.search(match, err), err
+
+
+def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path):
+    work = runner.Runner(CFG, tmp_path, progress=False, device="cpu", accelerate=True)
+    record = work.run(CELLS[1:])[0]
+    assert record["manifest"]["accelerate"]["num_processes"] == 1
+    assert (tmp_path / "cpu-small" / "synthetic-email" / "lora-r2-s0.json").is_file()
