@@ -78,7 +78,7 @@ def noise_histograms(samples: dict[str, np.ndarray], limit_pdf=None):
     for k, (label, u) in enumerate(samples.items()):
         z = (u - u.mean()) / u.std()
         ax = axes[0, k]
-        ax.hist(z, bins=200, range=(-5, 5), density=True, color="0.7")
+        ax.hist(z, bins=200, range=(-5, 5), density=True, histtype="stepfilled", color="0.75", label="samples")
         ax.plot(grid, stats.norm.pdf(grid), label="N(0, 1)")
         if limit_pdf is not None and label in limit_pdf:
             ax.plot(grid, limit_pdf[label](grid), ls="--", label="exact law")
