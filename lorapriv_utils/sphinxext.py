@@ -90,7 +90,7 @@ def _build_table(app: Sphinx, fromdocname: str) -> nodes.Node:
     table = nodes.table(classes=["lorapriv-ledger"])
     group = nodes.tgroup(cols=len(headers))
     table += group
-    for width in (4, 10, 30, 8, 26, 6, 12):
+    for width in (3, 9, 24, 7, 40, 5, 12):
         group += nodes.colspec(colwidth=width)
     head = nodes.thead()
     group += head
