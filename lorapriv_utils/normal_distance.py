@@ -13,6 +13,7 @@ histograms are never used to estimate a distance, only to cross-check CDF values
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,23 @@ from scipy import integrate, optimize, special, stats
 from .numbers import check_positive
 
 Fn = Callable[[float], float]
+
+
+@functools.lru_cache(maxsize=64)
+def _log_x_rule(r: int, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes t = X/r and weights of a trapezoid rule in v = log X against the chi^2_r law.
+
+    The integrands of the fast density and CDF are smooth and decay fast in v, so the rule
+    converges exponentially (checked against adaptive quadrature in the tests).  It depends
+    only on (r, nodes), so it is built once and shared by every evaluation.
+    """
+    law = stats.chi2(r)
+    v = np.linspace(math.log(law.ppf(1e-15)), math.log(law.isf(1e-17)), nodes)
+    w = law.pdf(np.exp(v)) * np.exp(v) * (v[1] - v[0])
+    w[[0, -1]] *= 0.5
+    t = np.exp(v) / r
+    t.flags.writeable = w.flags.writeable = False  # shared through the cache
+    return t, w
 
 
 @dataclass(frozen=True)
@@ -76,18 +94,9 @@ class NoiseElementLaw:
 
         return self._integrate(density)
 
-    def _log_x_rule(self, nodes: int) -> tuple[np.ndarray, np.ndarray]:
-        # Trapezoid rule in v = log X: the integrands below are smooth and decay fast in v,
-        # so the rule converges exponentially (checked against the adaptive quadrature in tests).
-        law = stats.chi2(self.r)
-        v = np.linspace(math.log(law.ppf(1e-15)), math.log(law.isf(1e-17)), nodes)
-        w = law.pdf(np.exp(v)) * np.exp(v) * (v[1] - v[0])
-        w[[0, -1]] *= 0.5
-        return np.exp(v) / self.r, w
-
     def pdf_fast(self, x: np.ndarray | float, nodes: int = 6000) -> np.ndarray:
         """The density, vectorised (log-X trapezoid rule); accurate except within ~1e-3 sd of a singularity at 0."""
-        t, w = self._log_x_rule(nodes)
+        t, w = _log_x_rule(self.r, nodes)
         sd = np.sqrt(self.s2 * t)
 
         def block(xs: np.ndarray) -> np.ndarray:
@@ -98,7 +107,7 @@ class NoiseElementLaw:
 
     def cdf_fast(self, x: np.ndarray | float, nodes: int = 6000) -> np.ndarray:
         """The CDF, vectorised (log-X trapezoid rule)."""
-        t, w = self._log_x_rule(nodes)
+        t, w = _log_x_rule(self.r, nodes)
         sd = np.sqrt(self.s2 * t)
         return self._blocked(lambda xs: special.ndtr((xs[:, None] - self.c * (t - 1)) / sd) @ w, x)
 
@@ -129,21 +138,25 @@ def distances_at_crossings(cdf_f: Fn, pdf_f: Fn, cdf_g: Fn, pdf_g: Fn, crossings
     one density dominates, so TV = 1/2 sum_j |(F - G)(x_{j+1}) - (F - G)(x_j)|, and the
     supremum of |F - G| is attained at a crossing.
     """
+
+    def gap(x: float) -> float:
+        return pdf_f(x) - pdf_g(x)
+
     xs = []
     for a, b in crossings_guess:
-        fa, fb = pdf_f(a) - pdf_g(a), pdf_f(b) - pdf_g(b)
-        xs.append(
-            a
-            if fa == 0
-            else optimize.brentq(lambda x: pdf_f(x) - pdf_g(x), a, b, xtol=1e-12)
-            if fa * fb < 0
-            else 0.5 * (a + b)
-        )
+        fa, fb = gap(a), gap(b)
+        if fa == 0:
+            xs.append(a)
+        elif fa * fb < 0:
+            xs.append(optimize.brentq(gap, a, b, xtol=1e-12))
+        else:  # the bracket lost its sign change to rounding: the crossing is inside it anyway
+            xs.append(0.5 * (a + b))
     xs = sorted(xs)
-    diffs = [0.0] + [cdf_f(x) - cdf_g(x) for x in xs] + [0.0]
+    cdf_at = [cdf_f(x) for x in xs]
+    diffs = [0.0] + [f - cdf_g(x) for f, x in zip(cdf_at, xs, strict=True)] + [0.0]
     tv = 0.5 * sum(abs(b - a) for a, b in zip(diffs[:-1], diffs[1:], strict=True))
     kolmogorov = max(abs(d) for d in diffs)
-    return Distances(tv, kolmogorov, tuple(xs), tuple(cdf_f(x) for x in xs))
+    return Distances(tv, kolmogorov, tuple(xs), tuple(cdf_at))
 
 
 def _sign_changes(x: np.ndarray, d: np.ndarray) -> np.ndarray:

@@ -14,7 +14,6 @@ import copy
 import hashlib
 import json
 import platform
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from tqdm.auto import tqdm
 from . import data as data_mod
 from . import finetune, mia_metrics, models
 from .files import atomic_write_text
+from .provenance import git_commit, package_versions
 from .training import block_losses
 
 ALPHAS = (0.01, 0.001, 0.0001)
@@ -114,28 +114,6 @@ def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | No
     device = torch.device(requested)
     bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
     return device, torch.bfloat16 if bf16 else None
-
-
-def _versions() -> dict:
-    from importlib.metadata import version
-
-    names = ["torch", "transformers", "peft", "opacus", "numpy", "scipy", "scikit-learn", "lorapriv-utils"]
-    out = {}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except Exception:
-            out[name] = "unknown"
-    return out
-
-
-def _git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _checksum(payload: dict) -> str:
@@ -331,8 +309,8 @@ class Runner:
             "reference_training": reference["stats"],  # includes its wall time
             "split_hashes": blocks.split_hashes,
             "data_provenance": blocks.provenance,
-            "versions": _versions(),
-            "git_commit": _git_commit(),
+            "versions": package_versions(),
+            "git_commit": git_commit(),
             "device": str(self.device),
             "accelerate": None
             if self.accelerator is None

@@ -31,7 +31,7 @@ def distance_table(m_grid: list[int], r_grid: list[int], kind: str = "uniform", 
             law = nd.law_of_element(q, 0, r)
             paper = nd.distance_to_normal(law, float(q @ q) / r)
             matched = nd.distance_to_normal(law, law.variance)
-            bound = nd.tv_bound_eq46(q, r)
+            bound, lyapunov = nd.tv_bound_eq46(q, r), nd.lyapunov_ratio_eq45(q, r)
             rows.append(
                 {
                     "m": m,
@@ -40,10 +40,10 @@ def distance_table(m_grid: list[int], r_grid: list[int], kind: str = "uniform", 
                     "tv": paper.tv,
                     "kolmogorov": paper.kolmogorov,
                     "tv_matched": matched.tv,
-                    "lyapunov_eq45": nd.lyapunov_ratio_eq45(q, r),
+                    "lyapunov_eq45": lyapunov,
                     "bound_eq46": bound,
                     "tv_over_bound": paper.tv / bound,
-                    "implied_c_d": paper.tv / nd.lyapunov_ratio_eq45(q, r),
+                    "implied_c_d": paper.tv / lyapunov,
                 }
             )
     return rounded_frame(pd.DataFrame(rows))

@@ -82,3 +82,17 @@ def test_blocks():
     assert out.shape == (2, 4) and np.array_equal(out[1], [4, 5, 6, 7])
     with pytest.raises(ValueError, match="do not fill"):
         data.blocks([1, 2], 4)
+
+
+def test_local_files_lists_the_data_files(tmp_path):
+    folder = tmp_path / "pubmed"
+    folder.mkdir()
+    (folder / "b.jsonl").write_text(json.dumps({"text": "x"}))
+    (folder / "a.csv").write_text("text\ny\n")
+    (folder / "notes.txt").write_text("ignored")
+    assert [f.name for f in data.local_files("pubmed", tmp_path)] == ["a.csv", "b.jsonl"]
+    (tmp_path / "enron").mkdir()
+    with pytest.raises(FileNotFoundError, match="no .jsonl or .csv file"):
+        data.local_files("enron", tmp_path)
+    with pytest.raises(ValueError, match="no local loader"):
+        data.local_files("ptb", tmp_path)
