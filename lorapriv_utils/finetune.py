@@ -188,7 +188,9 @@ def fine_tune(
             }
         )
         trained = trained._module  # the PEFT model underneath Opacus's wrapper
-    elif backward is not None:
+    elif backward is not None:  # totals over all processes
+        stats["tokens"] = int(accelerator.reduce(torch.tensor(stats["tokens"], device=device), "sum"))
+        stats["final_loss"] = float(accelerator.reduce(torch.tensor(stats["final_loss"], device=device), "mean"))
         trained = accelerator.unwrap_model(trained)
     return trained, stats
 

@@ -116,6 +116,24 @@ def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | No
     return device, torch.bfloat16 if bf16 else None
 
 
+def make_accelerator(device: torch.device, autocast: torch.dtype | None):
+    """Data-parallel training through accelerate, in as many processes as the launcher started.
+
+    ``split_batches``: each optimiser step sees the configured batch size in total, split across
+    the processes, so the hyperparameters mean the same with 1 GPU or 8.  Accelerate completes
+    an epoch's last partial batch with blocks from the epoch's start (its ``even_batches``), so a
+    multi-process run equals a single-process run only when the blocks fill whole batches.
+    """
+    from accelerate import Accelerator
+    from accelerate.utils import DataLoaderConfiguration
+
+    return Accelerator(
+        cpu=device.type == "cpu",
+        mixed_precision="bf16" if autocast == torch.bfloat16 else "no",
+        dataloader_config=DataLoaderConfiguration(split_batches=True),
+    )
+
+
 def _checksum(payload: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -208,11 +226,9 @@ class Runner:
         self.device, self.autocast = pick_device(device)
         self.accelerator = None
         if accelerate:  # data-parallel training; start several processes with `accelerate launch`
-            from accelerate import Accelerator
-
-            precision = "bf16" if self.autocast == torch.bfloat16 else "no"
-            self.accelerator = Accelerator(cpu=self.device.type == "cpu", mixed_precision=precision)
-            self.device, self.autocast = self.accelerator.device, None
+            self.accelerator = make_accelerator(self.device, self.autocast)
+            self.device, self.autocast = self.accelerator.device, None  # the accelerator owns mixed precision
+            self.progress = progress and self.accelerator.is_local_main_process
         self.cache = cache
         self._base = None
         self._datasets: dict = {}
@@ -224,7 +240,11 @@ class Runner:
 
     def base(self):
         if self._base is None:
-            self._base = models.pretrained_base(self.cfg.scale, directory=self.cache, progress=self.progress)
+            if self.accelerator is None:
+                self._base = models.pretrained_base(self.cfg.scale, directory=self.cache, progress=self.progress)
+            else:  # one process pre-trains and caches the base model, the others then load it
+                with self.accelerator.main_process_first():
+                    self._base = models.pretrained_base(self.cfg.scale, directory=self.cache, progress=self.progress)
         return self._base
 
     def dataset(self, name: str, seed: int) -> DatasetBlocks:
@@ -243,7 +263,14 @@ class Runner:
             "lr": self.cfg.lr_override,
             "optimizer": self.cfg.optimizer_override,
         }
-        return replace(tc, **{k: v for k, v in overrides.items() if v is not None})
+        tc = replace(tc, **{k: v for k, v in overrides.items() if v is not None})
+        processes = 1 if self.accelerator is None else self.accelerator.num_processes
+        if tc.batch_size % processes:
+            raise ValueError(
+                f"{method}'s batch size {tc.batch_size} does not split over {processes} processes; "
+                "launch a number of processes that divides it"
+            )
+        return tc
 
     def _fine_tune(self, method, blocks, seed, rank=None, desc=""):
         model = copy.deepcopy(self.base()[0])

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.func import functional_call, grad, vmap
 
-from lorapriv_utils import finetune, models
+from lorapriv_utils import finetune, models, runner
 from lorapriv_utils.training import TrainConfig, block_losses
 
 SPEC = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
@@ -132,7 +132,7 @@ def test_default_hyperparameters():
 
 
 @pytest.mark.parametrize("method", ["full", "lora", "flora"])
-def test_training_through_accelerate_matches_the_plain_loop_on_one_cpu(base, blocks, method):
+def test_training_through_accelerate_matches_the_plain_loop_on_one_cpu(base, blocks, method, fresh_accelerate_state):
     from accelerate import Accelerator
 
     cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=2)
@@ -143,3 +143,18 @@ def test_training_through_accelerate_matches_the_plain_loop_on_one_cpu(base, blo
     )
     assert stats["steps"] == 3
     assert np.allclose(block_losses(plain, blocks), block_losses(accelerated, blocks), atol=1e-5)
+
+
+def test_bf16_autocast_trains_close_to_float32(base, blocks, fresh_accelerate_state):
+    """The GPU precision path, run on the CPU (torch autocasts linear layers to bf16 there too)."""
+    cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=8, seed=2)
+    fp32, _ = finetune.fine_tune(copy.deepcopy(base), "full", blocks, cfg)
+    bf16, _ = finetune.fine_tune(copy.deepcopy(base), "full", blocks, cfg, autocast_dtype=torch.bfloat16)
+    accelerator = runner.make_accelerator(torch.device("cpu"), torch.bfloat16)
+    assert accelerator.mixed_precision == "bf16"
+    accelerated, _ = finetune.fine_tune(copy.deepcopy(base), "full", blocks, cfg, accelerator=accelerator)
+    reference = block_losses(fp32, blocks)
+    for model in (bf16, accelerated):
+        losses = block_losses(model, blocks)
+        assert not np.array_equal(losses, reference)  # bf16 arithmetic really ran
+        assert np.allclose(losses, reference, rtol=1e-3)

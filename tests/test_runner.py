@@ -99,8 +99,18 @@ def test_cli_errors_are_one_line(argv, match, capsys, monkeypatch):
     assert re.search(match, err), err
 
 
-def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path):
+def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_accelerate_state):
     work = runner.Runner(CFG, tmp_path, progress=False, device="cpu", accelerate=True)
     record = work.run(CELLS[1:])[0]
     assert record["manifest"]["accelerate"]["num_processes"] == 1
     assert (tmp_path / "cpu-small" / "synthetic-email" / "lora-r2-s0.json").is_file()
+
+
+def test_a_batch_that_does_not_split_over_the_processes_is_refused(tmp_path, fresh_accelerate_state):
+    from types import SimpleNamespace
+
+    work = runner.Runner(CFG, tmp_path, progress=False, device="cpu", accelerate=True)
+    assert work.train_config("full", 0).batch_size == 16
+    work.accelerator = SimpleNamespace(num_processes=3)  # as under `accelerate launch --num_processes 3`
+    with pytest.raises(ValueError, match="batch size 16 does not split over 3 processes"):
+        work.train_config("full", 0)

@@ -1,0 +1,65 @@
+"""Run by tests/test_distributed.py under ``torch.distributed.run`` (two CPU processes, gloo).
+
+``finetune OUT``: fine-tune a tiny GPT-2 with each method through the runner's accelerator and
+write, from rank 0, each model's per-block losses to OUT (JSON).
+``cli ARGS...``: the command line with the tiny model and run configuration the runner tests use.
+"""
+
+import json
+import sys
+from dataclasses import replace
+
+import numpy as np
+import torch
+
+from lorapriv_utils import __main__ as cli
+from lorapriv_utils import finetune, models, runner
+from lorapriv_utils.training import TrainConfig, block_losses
+
+SPEC = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
+TINY = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=32)
+RUN = runner.RunConfig(
+    max_texts_per_part=60, max_validation_texts=30, synthetic_count=200, bootstrap_resamples=20, epochs_override=1
+)
+METHODS = {"full": None, "adapter": None, "lora": 2, "flora": 2}
+
+
+def tiny_base() -> models.GPT2LMHeadModel:
+    torch.manual_seed(0)
+    return models.GPT2LMHeadModel(models.small_config(SPEC, 300, 0))
+
+
+def tiny_blocks() -> np.ndarray:
+    return np.random.default_rng(0).integers(0, 300, size=(24, 12))  # three whole batches of 8
+
+
+def train_config() -> TrainConfig:
+    return TrainConfig(epochs=2, lr=1e-2, batch_size=8, seed=2)
+
+
+def fine_tune_all(accelerator=None) -> dict:
+    out = {}
+    for method, rank in METHODS.items():
+        model, stats = finetune.fine_tune(
+            tiny_base(), method, tiny_blocks(), train_config(), rank=rank, accelerator=accelerator
+        )
+        out[method] = {"losses": block_losses(model, tiny_blocks()).tolist(), "stats": stats}
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if argv[0] == "finetune":
+        accelerator = runner.make_accelerator(torch.device("cpu"), None)
+        result = fine_tune_all(accelerator)
+        result["num_processes"] = accelerator.num_processes
+        if accelerator.is_main_process:
+            with open(argv[1], "w", encoding="utf-8") as handle:
+                json.dump(result, handle)
+        return 0
+    models.MODEL_SPECS["cpu-small"] = TINY
+    runner.RUN_CONFIGS["cpu-small"] = replace(RUN, scale="cpu-small")
+    return cli.main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
