@@ -11,13 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 
 from lorapriv_utils import models, runner
-
-sys.path.insert(0, str(Path(__file__).parent))
-import ddp_driver  # noqa: E402
 
 pytestmark = pytest.mark.slow
 DRIVER = Path(ddp_driver.__file__)

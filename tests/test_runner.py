@@ -3,16 +3,14 @@
 import json
 from dataclasses import replace
 
+import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import pytest
 
 from lorapriv_utils import __main__ as cli
 from lorapriv_utils import models, runner
 
 pytestmark = pytest.mark.slow
-TINY = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=32)
-CFG = runner.RunConfig(
-    max_texts_per_part=60, max_validation_texts=30, synthetic_count=200, bootstrap_resamples=20, epochs_override=1
-)
+TINY, CFG = ddp_driver.TINY, ddp_driver.RUN  # one tiny setting for the runner, here and under two processes
 CELLS = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
 
 
