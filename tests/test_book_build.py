@@ -22,6 +22,7 @@ def _notebook(*sources: str) -> nbformat.NotebookNode:
 def _mini_book(root: Path, notebook: nbformat.NotebookNode, extra_page: str = "") -> None:
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
     shutil.copytree(REPO / "_static", root / "_static")
+    shutil.copytree(REPO / "_extra", root / "_extra")
     (root / "book").mkdir()
     shutil.copy(REPO / "book" / "references.bib", root / "book" / "references.bib")
     (root / "book" / "intro.md").write_text("# Mini book\n\nA test book {cite:p}`hu2022lora`.\n")
