@@ -10,6 +10,7 @@ across processes or machines.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -240,11 +241,10 @@ class Runner:
 
     def base(self):
         if self._base is None:
-            if self.accelerator is None:
+            # under several processes, one pre-trains and caches the base model, the others then load it
+            first = contextlib.nullcontext() if self.accelerator is None else self.accelerator.main_process_first()
+            with first:
                 self._base = models.pretrained_base(self.cfg.scale, directory=self.cache, progress=self.progress)
-            else:  # one process pre-trains and caches the base model, the others then load it
-                with self.accelerator.main_process_first():
-                    self._base = models.pretrained_base(self.cfg.scale, directory=self.cache, progress=self.progress)
         return self._base
 
     def dataset(self, name: str, seed: int) -> DatasetBlocks:

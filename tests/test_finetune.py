@@ -3,26 +3,24 @@ and Opacus's per-sample gradients on the PEFT model against torch.func."""
 
 import copy
 
+import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 import torch
 from torch.func import functional_call, grad, vmap
 
-from lorapriv_utils import finetune, models, runner
+from lorapriv_utils import finetune, runner
 from lorapriv_utils.training import TrainConfig, block_losses
-
-SPEC = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
 
 
 @pytest.fixture
 def base():
-    torch.manual_seed(0)
-    return models.GPT2LMHeadModel(models.small_config(SPEC, 300, 0))
+    return ddp_driver.tiny_base()  # the model and blocks that the two-process tests train too
 
 
 @pytest.fixture
 def blocks():
-    return np.random.default_rng(0).integers(0, 300, size=(24, 12))
+    return ddp_driver.tiny_blocks()
 
 
 def test_parameter_selection(base):
