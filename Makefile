@@ -10,7 +10,11 @@ export LORAPRIV_SCALE
 # Notebooks draw with the kernel's inline backend: a backend forced from outside hides every figure.
 unexport MPLBACKEND
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check notebooks bench lock clean
+# Strict build: a notebook that raises, any Sphinx warning, a broken reference or a missing
+# citation fails it (nb_execution_raise_on_error is set in _config.yml).
+JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
+
+.PHONY: help setup book book-fresh test unit nbval lint browser-check notebooks notebook bench lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -18,6 +22,7 @@ help:
 	@echo "make test          unit tests, notebook validation (nbval) and lint"
 	@echo "make browser-check open the built pages in headless Chromium and check them"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
+	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
@@ -28,10 +33,11 @@ $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
 setup: $(STAMP)
 
 book: $(STAMP)
-	$(BIN)/python tools/build_book.py .
+	$(JB_BUILD)
 
 book-fresh: $(STAMP)
-	$(BIN)/python tools/build_book.py . --fresh
+	rm -rf _build
+	$(JB_BUILD)
 
 test: unit nbval lint
 
@@ -42,8 +48,8 @@ nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -p no:cacheprovider notebooks
 
 lint: $(STAMP)
-	$(BIN)/ruff check lorapriv_utils tests tools notebooks
-	$(BIN)/ruff format --check lorapriv_utils tests tools
+	$(BIN)/ruff check lorapriv_utils _ext tests tools notebooks
+	$(BIN)/ruff format --check lorapriv_utils _ext tests tools
 
 browser-check: $(STAMP)
 	$(BIN)/python tools/check_html.py _build/html
@@ -52,6 +58,12 @@ notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py
 	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
 	$(BIN)/jupytext --sync notebooks/*.ipynb
+
+notebook: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make notebook NB=a3_noise" >&2; exit 2; }
+	$(BIN)/jupytext --sync notebooks/$(NB).py
+	$(BIN)/python tools/execute_notebooks.py notebooks/$(NB).ipynb
+	$(BIN)/jupytext --sync notebooks/$(NB).ipynb
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py

@@ -1,20 +1,28 @@
 """The claims ledger: every claim of both papers, with a verdict computed from measurements.
 
-A notebook builds :class:`Check` objects from what it measured (through
-:func:`check_close`, :func:`check_estimate` or :func:`check_bound`), groups
-them into a :class:`Claim`, and saves the chapter's claims with
-:func:`save_claims`.  The verdict is never typed: :func:`verdict_from` derives
-it from the checks.
+Two sources, one view:
 
-* ``holds``: every check passed.
-* ``fails``: a core check failed (the claim as stated is contradicted).
-* ``qualified``: the core checks passed, a caveat check failed (the claim holds
-  only in a narrower sense, which the claim's note explains).
-* ``not testable here``: no check could be run at this scale (the note says why).
+* The **register** (``ledger/claims.yml``, edited by hand) lists every claim of both papers
+  in paper order: its id, paper, place in the paper, statement in our words (MyST) and the
+  chapter that tests it.  :func:`load_register` reads it.
+* The **results** (``ledger/<chapter>.json``, written by the chapter notebooks through
+  :func:`save_claims`) hold only what was measured: for each tested claim, its checks, a
+  one-line summary of the numbers and a note.  Verdicts are never typed:
+  :func:`verdict_from` derives them from the checks.
 
-The ledger lives in ``ledger/<chapter>.json`` at the repository root, one file
-per chapter, written atomically with stable formatting so that re-running a
-notebook at the same scale leaves the file byte-for-byte unchanged.
+:func:`load_ledger` joins the two: one :class:`LedgerRow` per registered claim, with
+status *pending* while no notebook has tested it.
+
+Checks have roles, so that a reader can tell evidence from the testing of our tools:
+
+* ``core`` and ``caveat`` are **evidence** about the paper's claim and decide the verdict:
+  ``holds`` (every evidence check passed), ``fails`` (a core check failed), ``qualified``
+  (core checks passed, a caveat check failed).
+* ``instrument`` checks test our own tools (quadrature against Monte Carlo, a sampler
+  against brute force).  Their failure is a bug: it raises :class:`InstrumentError`, which
+  stops the notebook and the book build, instead of flipping a verdict.
+* ``identity`` checks confirm an algebraic identity to a stated tolerance.  They are shown,
+  never counted as evidence, and their failure is a bug too.
 """
 
 from __future__ import annotations
@@ -22,27 +30,41 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .files import atomic_write_text
-from .montecarlo import Estimate
 from .numbers import round_sig
+from .theory.montecarlo import Estimate
 
 VERDICTS = ("holds", "fails", "qualified", "not testable here")
-ROLES = ("core", "caveat")
+STATUSES = ("holds", "fails", "qualified", "pending", "not testable here")
+EVIDENCE_ROLES = ("core", "caveat")
+ROLES = (*EVIDENCE_ROLES, "instrument", "identity")
 PAPERS = ("A", "B")
 LEDGER_ENV_VAR = "LORAPRIV_LEDGER_DIR"
+REGISTER_FILE = "claims.yml"
 SIGNIFICANT_DIGITS = 6
+_KEY = re.compile(r"^[ab][0-9a-z]_[a-z0-9_]+$")
+
+
+class InstrumentError(AssertionError):
+    """A check of our own instruments (or an algebraic identity) failed: a bug, not a finding."""
 
 
 def _round(value: float) -> float:
     return round_sig(value, SIGNIFICANT_DIGITS)
 
 
+def _shown(value: float) -> str:
+    # below 1e-12 only rounding noise differs between machines: print a bound, not the digits
+    return "< 1e-12" if value < 1e-12 else f"{value:.2g}"
+
+
 @dataclass(frozen=True)
 class Check:
-    """One comparison between a measured number and the paper's value or bound."""
+    """One comparison between a measured number and the paper's value or bound (or a reference of ours)."""
 
     name: str
     measured: float
@@ -55,27 +77,40 @@ class Check:
         if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
 
+    @property
+    def is_evidence(self) -> bool:
+        return self.role in EVIDENCE_ROLES
+
 
 def check_close(
     name: str, measured: float, reference: float, *, rtol: float = 1e-9, atol: float = 0.0, role: str = "core"
 ) -> Check:
-    """An exact computation against the claimed value, within rtol/atol."""
+    """``measured`` against ``reference``: passes when |measured - reference| <= atol + rtol |reference|.
+
+    The detail states the error and the tolerance really applied (absolute and relative).
+    """
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"tolerances must be >= 0, got rtol={rtol}, atol={atol}")
     err = abs(measured - reference)
-    passed = bool(err <= atol + rtol * abs(reference))
-    rel = err / abs(reference) if reference != 0 else err
-    shown = "< 1e-12" if rel < 1e-12 else f"{rel:.1e}"  # below that, only rounding noise differs by machine
-    return Check(name, _round(measured), _round(reference), passed, f"rel. error {shown} (tolerance {rtol:.0e})", role)
+    allowed = atol + rtol * abs(reference)
+    passed = bool(err <= allowed)
+    if reference != 0:
+        error = f"rel. error {_shown(err / abs(reference))}"
+    else:
+        error = f"abs. error {_shown(err)}"
+    rule = f"allowed |error| <= {allowed:.2g} (atol {atol:.2g} + rtol {rtol:.2g} x |reference|)"
+    return Check(name, _round(measured), _round(reference), passed, f"{error}; {rule}", role)
 
 
 def check_estimate(name: str, estimate: Estimate, reference: float, *, z_max: float = 4.0, role: str = "core") -> Check:
-    """A Monte Carlo estimate against the claimed value: passes when |z| <= z_max."""
+    """A Monte Carlo estimate against a value: passes when |z| <= z_max."""
     z = estimate.z_score(reference)
     return Check(
         name,
         _round(estimate.mean),
         _round(reference),
         bool(abs(z) <= z_max),
-        f"Monte Carlo ± {estimate.stderr:.2g} (n = {estimate.n:.0e}), z = {z:+.2f}",
+        f"Monte Carlo ± {estimate.stderr:.2g} (n = {estimate.n:.0e}), z = {z:+.2f}; passes if |z| <= {z_max:g}",
         role,
     )
 
@@ -92,43 +127,44 @@ def check_bound(name: str, value: float, bound: float, *, direction: str = "<=",
 
 
 def verdict_from(checks: list[Check]) -> str:
-    """The verdict that the checks support (see the module docstring)."""
-    if not checks:
+    """The verdict that the evidence checks support (see the module docstring)."""
+    evidence = [c for c in checks if c.is_evidence]
+    if not evidence:
         return "not testable here"
-    if any(not c.passed for c in checks if c.role == "core"):
+    if any(not c.passed for c in evidence if c.role == "core"):
         return "fails"
-    if any(not c.passed for c in checks if c.role == "caveat"):
+    if any(not c.passed for c in evidence if c.role == "caveat"):
         return "qualified"
     return "holds"
 
 
 @dataclass
 class Claim:
-    """A claim of one of the papers, in our words, with the checks that decide it.
-
-    ``chapter`` is the book document (path without suffix, from the repository
-    root) that computes the checks; the ledger page links to it.
-    """
+    """What a chapter measured about one registered claim: its checks, a summary of the numbers, a note."""
 
     claim_id: str
-    paper: str
-    where: str
-    statement: str
     scale: str
-    chapter: str
     checks: list[Check] = field(default_factory=list)
-    note: str = ""
     summary: str = ""
+    note: str = ""
 
     def __post_init__(self) -> None:
-        if self.paper not in PAPERS:
-            raise ValueError(f"paper must be one of {PAPERS}, got {self.paper!r}")
-        if not self.claim_id or not self.statement or not self.where:
-            raise ValueError("claim_id, where and statement must be non-empty")
+        if not self.claim_id:
+            raise ValueError("claim_id must be non-empty")
+        broken = [c.name for c in self.checks if not c.is_evidence and not c.passed]
+        if broken:
+            raise InstrumentError(
+                f"claim {self.claim_id}: {len(broken)} check(s) of our own instruments or identities failed "
+                f"(a bug to fix, not a finding), first: {broken[0]!r}"
+            )
 
     @property
     def verdict(self) -> str:
         return verdict_from(self.checks)
+
+    @property
+    def evidence(self) -> list[Check]:
+        return [c for c in self.checks if c.is_evidence]
 
     def as_record(self) -> dict:
         record = asdict(self)
@@ -144,9 +180,35 @@ def claim_from_record(record: dict) -> Claim:
     if record.get("verdict") != claim.verdict:
         raise ValueError(
             f"claim {claim.claim_id}: stored verdict {record.get('verdict')!r} does not follow from its checks "
-            f"({claim.verdict!r}); re-run the notebook of {claim.chapter} instead of editing the ledger"
+            f"({claim.verdict!r}); re-run the chapter's notebook instead of editing the ledger"
         )
     return claim
+
+
+@dataclass(frozen=True)
+class RegisterEntry:
+    """One claim of a paper as the register states it (``ledger/claims.yml``)."""
+
+    claim_id: str
+    paper: str
+    where: str
+    statement: str
+    chapter: str
+    untestable: str = ""  # the reason, when no run of this project can settle the claim
+
+
+@dataclass
+class LedgerRow:
+    """A registered claim with what its chapter measured (``result`` is None while pending)."""
+
+    entry: RegisterEntry
+    result: Claim | None = None
+
+    @property
+    def status(self) -> str:
+        if self.result is not None:
+            return self.result.verdict
+        return "not testable here" if self.entry.untestable else "pending"
 
 
 def ledger_dir(start: Path | None = None) -> Path:
@@ -164,36 +226,108 @@ def ledger_dir(start: Path | None = None) -> Path:
     raise FileNotFoundError(f"no _toc.yml above {here}: run from inside the lorapriv checkout or set {LEDGER_ENV_VAR}")
 
 
+def load_register(directory: Path | None = None) -> list[RegisterEntry]:
+    """The register's entries in paper order; a malformed entry raises a ValueError that names it."""
+    import yaml
+
+    path = Path(directory or ledger_dir()) / REGISTER_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"the claims register {path} is missing")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    entries: list[RegisterEntry] = []
+    for number, item in enumerate(raw, start=1):
+        name = item.get("id", f"entry {number}") if isinstance(item, dict) else f"entry {number}"
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}: {name} is not a mapping")
+        keys = {"id", "paper", "where", "statement", "chapter", "untestable"}
+        unknown = set(item) - keys
+        missing = {"id", "paper", "where", "statement", "chapter"} - set(item)
+        if unknown or missing:
+            raise ValueError(f"{path}: {name}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
+        if item["paper"] not in PAPERS:
+            raise ValueError(f"{path}: {name}: paper must be one of {PAPERS}, got {item['paper']!r}")
+        if not _KEY.match(str(item["chapter"])):
+            raise ValueError(f"{path}: {name}: chapter {item['chapter']!r} is not a chapter key like 'a3_noise'")
+        entries.append(
+            RegisterEntry(
+                claim_id=str(item["id"]),
+                paper=item["paper"],
+                where=str(item["where"]),
+                statement=" ".join(str(item["statement"]).split()),
+                chapter=item["chapter"],
+                untestable=" ".join(str(item.get("untestable", "")).split()),
+            )
+        )
+    ids = [e.claim_id for e in entries]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"{path}: duplicate claim ids {duplicates}")
+    return entries
+
+
+def _registered(chapter_key: str, claims: list[Claim], register: list[RegisterEntry]) -> None:
+    by_id = {e.claim_id: e for e in register}
+    for claim in claims:
+        entry = by_id.get(claim.claim_id)
+        if entry is None:
+            raise ValueError(f"claim {claim.claim_id} is not in the register ({REGISTER_FILE}): enter it there first")
+        if entry.chapter != chapter_key:
+            raise ValueError(f"claim {claim.claim_id} is registered to chapter {entry.chapter!r}, not {chapter_key!r}")
+
+
 def save_claims(chapter_key: str, claims: list[Claim], directory: Path | None = None) -> Path:
-    """Write the claims of one chapter to ``<ledger>/<chapter_key>.json`` atomically; returns the path."""
-    if not chapter_key.replace("_", "").replace("-", "").isalnum():
-        raise ValueError(f"chapter_key must be letters, digits, '_' or '-', got {chapter_key!r}")
+    """Write what one chapter measured to ``<ledger>/<chapter_key>.json`` atomically; returns the path.
+
+    Every claim must be in the register under this chapter.
+    """
+    if not _KEY.match(chapter_key):
+        raise ValueError(f"chapter_key must be a chapter key like 'a3_noise', got {chapter_key!r}")
     ids = [c.claim_id for c in claims]
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate claim ids in {chapter_key}: {sorted(i for i in ids if ids.count(i) > 1)}")
-    path = Path(directory or ledger_dir()) / f"{chapter_key}.json"
+    folder = Path(directory or ledger_dir())
+    _registered(chapter_key, claims, load_register(folder))
+    path = folder / f"{chapter_key}.json"
     text = json.dumps([c.as_record() for c in claims], indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     atomic_write_text(path, text)
     return path
 
 
-def load_ledger(directory: Path | None = None) -> list[Claim]:
-    """All claims of all chapters, ordered by paper and claim id; verdicts re-derived and checked."""
+def load_results(directory: Path | None = None) -> dict[str, list[Claim]]:
+    """What each chapter measured, by chapter key (verdicts re-derived and checked)."""
     folder = Path(directory or ledger_dir())
-    claims: list[Claim] = []
+    out: dict[str, list[Claim]] = {}
     for path in sorted(folder.glob("*.json")):
         try:
             records = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ValueError(f"{path} is not valid JSON ({err}); re-run the notebook that writes it") from None
-        claims.extend(claim_from_record(r) for r in records)
-    return sorted(claims, key=lambda c: (c.paper, c.claim_id))
+        out[path.stem] = [claim_from_record(r) for r in records]
+    return out
 
 
-def claims_markdown(claims: list[Claim]) -> str:
-    """A Markdown table of claims and their checks, for display inside a notebook."""
+def load_ledger(directory: Path | None = None) -> list[LedgerRow]:
+    """Every registered claim in paper order, each with its chapter's measurements when they exist."""
+    folder = Path(directory or ledger_dir())
+    register = load_register(folder)
+    results = load_results(folder)
+    for key, claims in results.items():
+        _registered(key, claims, register)
+    measured = {c.claim_id: c for claims in results.values() for c in claims}
+    return [LedgerRow(entry, measured.get(entry.claim_id)) for entry in register]
+
+
+def tally(rows: list[LedgerRow]) -> dict[str, int]:
+    """How many claims have each status, in the order of :data:`STATUSES`."""
+    return {status: sum(row.status == status for row in rows) for status in STATUSES}
+
+
+def claims_markdown(claims: list[Claim], directory: Path | None = None) -> str:
+    """A Markdown table of claims and their evidence checks, for display inside a notebook."""
+    where = {e.claim_id: e.where for e in load_register(directory)}
     lines = ["| claim | where | verdict | checks passed |", "|---|---|---|---|"]
     for c in claims:
-        passed = sum(ch.passed for ch in c.checks)
-        lines.append(f"| {c.claim_id} | {c.where} | **{c.verdict}** | {passed}/{len(c.checks)} |")
+        evidence = c.evidence
+        passed = sum(ch.passed for ch in evidence)
+        lines.append(f"| {c.claim_id} | {where[c.claim_id]} | **{c.verdict}** | {passed}/{len(evidence)} |")
     return "\n".join(lines)

@@ -1,13 +1,20 @@
+import dataclasses
 from pathlib import Path
 
 import matplotlib
 import pytest
 
+from lorapriv_utils import ledger
 from lorapriv_utils.scale import Scale
 
 matplotlib.use("Agg")  # tests draw figures without a display
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def registered(chapter_key: str) -> set[str]:
+    """The claim ids that the register assigns to a chapter."""
+    return {e.claim_id for e in ledger.load_register(REPO / "ledger") if e.chapter == chapter_key}
 
 
 @pytest.fixture
@@ -30,3 +37,17 @@ def fresh_accelerate_state():
     AcceleratorState._reset_state(reset_partial_state=True)
     yield
     AcceleratorState._reset_state(reset_partial_state=True)
+
+
+@pytest.fixture
+def small(tiny_scale: Scale) -> Scale:
+    """The tiny scale with the section 2-4 grids shrunk to what a unit test can afford."""
+    return dataclasses.replace(
+        tiny_scale,
+        noise_draws=3000,
+        element_draws=20_000,
+        m_grid=(16, 256, 1024, 4096),
+        r_grid=(1, 2, 4, 8, 16),
+        dyn_steps=(10, 40),
+        dyn_lrs=4,
+    )

@@ -12,14 +12,25 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from lorapriv_utils import __main__ as cli
-from lorapriv_utils import finetune, models, runner
-from lorapriv_utils.training import TrainConfig, block_losses
+from lorapriv_utils.mia import cli, finetune, models, runner
+from lorapriv_utils.mia.training import TrainConfig, block_losses
+from lorapriv_utils.scale import SCALES, Hparams, ModelSpec
 
-SPEC = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
-TINY = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=32)
-RUN = runner.RunConfig(
-    max_texts_per_part=60, max_validation_texts=30, synthetic_count=200, bootstrap_resamples=20, epochs_override=1
+SPEC = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
+TINY = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=32)
+# The default scale with a tiny model and one epoch: same name, so results land under cpu-small/.
+SCALE = replace(
+    SCALES["cpu-small"],
+    engine=replace(
+        SCALES["cpu-small"].engine,
+        model=TINY,
+        dense=Hparams(epochs=1, lr=1e-3, batch_size=16),
+        lora=Hparams(epochs=1, lr=1e-2, batch_size=16),
+        max_texts_per_part=60,
+        max_validation_texts=30,
+        synthetic_count=200,
+        bootstrap_resamples=20,
+    ),
 )
 METHODS = {"full": None, "adapter": None, "lora": 2, "flora": 2}
 
@@ -56,8 +67,7 @@ def main(argv: list[str]) -> int:
             with open(argv[1], "w", encoding="utf-8") as handle:
                 json.dump(result, handle)
         return 0
-    models.MODEL_SPECS["cpu-small"] = TINY
-    runner.RUN_CONFIGS["cpu-small"] = replace(RUN, scale="cpu-small")
+    SCALES["cpu-small"] = SCALE
     return cli.main(argv[1:])
 
 

@@ -19,15 +19,40 @@ def _notebook(*sources: str) -> nbformat.NotebookNode:
     return nb
 
 
-def _mini_book(root: Path, notebook: nbformat.NotebookNode, extra_page: str = "") -> None:
+REGISTER = """\
+- id: T-1
+  paper: B
+  where: eq. 99
+  chapter: a9_nb
+  statement: two equals $2$
+- id: T-3
+  paper: A
+  where: eq. 3
+  chapter: a9_nb
+  statement: not tested yet
+"""
+
+
+ORPHAN = """\
+- id: T-2
+  paper: A
+  where: eq. 1
+  chapter: a8_not_in_the_book
+  statement: s
+"""
+
+
+def _mini_book(root: Path, notebook: nbformat.NotebookNode, extra_page: str = "", register: str = REGISTER) -> None:
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
-    shutil.copytree(REPO / "_static", root / "_static")
-    shutil.copytree(REPO / "_extra", root / "_extra")
+    for folder in ("_static", "_extra", "_ext"):
+        shutil.copytree(REPO / folder, root / folder)
+    (root / "ledger").mkdir()
+    (root / "ledger" / "claims.yml").write_text(register)
     (root / "book").mkdir()
     shutil.copy(REPO / "book" / "references.bib", root / "book" / "references.bib")
     (root / "book" / "intro.md").write_text("# Mini book\n\nA test book {cite:p}`hu2022lora`.\n")
     (root / "book" / "bibliography.md").write_text("# Bibliography\n\n```{bibliography}\n```\n")
-    chapters = ["      - file: notebooks/nb", "      - file: book/bibliography"]
+    chapters = ["      - file: notebooks/a9_nb", "      - file: book/bibliography"]
     if extra_page:
         (root / "book" / "ledger.md").write_text(extra_page)
         chapters.append("      - file: book/ledger")
@@ -35,13 +60,15 @@ def _mini_book(root: Path, notebook: nbformat.NotebookNode, extra_page: str = ""
         "format: jb-book\nroot: book/intro\nparts:\n  - caption: Test\n    chapters:\n" + "\n".join(chapters) + "\n"
     )
     (root / "notebooks").mkdir()
-    nbformat.write(notebook, root / "notebooks" / "nb.ipynb")
+    nbformat.write(notebook, root / "notebooks" / "a9_nb.ipynb")
 
 
 def _build(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "tools" / "build_book.py"), str(root)], capture_output=True, text=True, timeout=600
-    )
+    """The Makefile's strict build (``make book``) of the book at ``root``."""
+    make = (REPO / "Makefile").read_text()
+    flags = make.split("JB_BUILD := $(BIN)/jupyter-book build . ", 1)[1].split("\n", 1)[0].split()
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    return subprocess.run([str(jupyter_book), "build", str(root), *flags], capture_output=True, text=True, timeout=600)
 
 
 def test_a_failing_notebook_fails_the_build(tmp_path):
@@ -56,34 +83,31 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path):
     saver = (
         "from lorapriv_utils import ledger\n"
         "checks = [ledger.check_close('exact', 2.0, 2.0), ledger.check_close('approx', 3.0, 2.0, role='caveat')]\n"
-        "claim = ledger.Claim(claim_id='T-1', paper='B', where='eq. 99', statement='two equals two',\n"
-        "                     scale='test', chapter='notebooks/nb', checks=checks, summary='2 vs 2')\n"
-        "ledger.save_claims('nb', [claim])\n"
+        "claim = ledger.Claim(claim_id='T-1', scale='test', checks=checks, summary='2 vs 2')\n"
+        "ledger.save_claims('a9_nb', [claim])\n"
         "print(claim.verdict)"
     )
-    page = "# Ledger\n\n```{claims-ledger}\n```\n\nThe verdict of T-1 is {verdict}`T-1`.\n"
+    page = (
+        "# Ledger\n\n```{claims-ledger}\n```\n\nThe verdict of T-1 is {verdict}`T-1`.\n\n```{claims-table} a9_nb\n```\n"
+    )
     _mini_book(tmp_path, _notebook(saver), page)
     result = _build(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "ledger" / "nb.json").is_file()
+    assert (tmp_path / "ledger" / "a9_nb.json").is_file()
     html = (tmp_path / "_build" / "html" / "book" / "ledger.html").read_text()
-    assert "two equals two" in html and "verdict-qualified" in html
-    assert 'href="../notebooks/nb.html"' in html
-    assert html.count("verdict-qualified") == 2 and 'href="#claim-t-1"' in html  # table row and inline badge
+    assert "two equals" in html and "verdict-qualified" in html and "verdict-pending" in html
+    assert '<span class="math notranslate nohighlight">\\(2\\)</span>' in html  # the statement's MyST math
+    assert 'href="../notebooks/a9_nb.html"' in html  # no book page: the row links to the notebook
+    # ledger row, inline badge, chapter table; each badge of the tally too
+    assert html.count("verdict-qualified") == 4 and 'href="#claim-t-1"' in html
     assert (tmp_path / "_build" / "html" / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
 
 
-def test_a_ledger_row_for_a_missing_chapter_fails_the_build(tmp_path):
-    saver = (
-        "from lorapriv_utils import ledger\n"
-        "claim = ledger.Claim(claim_id='T-2', paper='A', where='eq. 1', statement='s', scale='test',\n"
-        "                     chapter='notebooks/not_in_the_book', checks=[ledger.check_close('x', 1.0, 1.0)])\n"
-        "ledger.save_claims('nb', [claim])"
-    )
-    _mini_book(tmp_path, _notebook(saver), "# Ledger\n\n```{claims-ledger}\n```\n")
+def test_a_registered_chapter_missing_from_the_book_fails_the_build(tmp_path):
+    _mini_book(tmp_path, _notebook("x = 1"), "# Ledger\n\n```{claims-ledger}\n```\n", REGISTER + ORPHAN)
     result = _build(tmp_path)
     log = result.stdout + result.stderr
-    assert result.returncode != 0 and "not_in_the_book" in log, log
+    assert result.returncode != 0 and "a8_not_in_the_book" in log, log
 
 
 def test_an_unknown_claim_in_a_verdict_role_fails_the_build(tmp_path):

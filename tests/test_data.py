@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from lorapriv_utils import data
+from lorapriv_utils.mia import data
 
 
 def test_ptb_has_the_standard_splits():

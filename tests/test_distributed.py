@@ -15,7 +15,8 @@ import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 
-from lorapriv_utils import models, runner
+from lorapriv_utils.mia import models, runner
+from lorapriv_utils.scale import SCALES
 
 pytestmark = pytest.mark.slow
 DRIVER = Path(ddp_driver.__file__)
@@ -49,9 +50,9 @@ def test_the_command_line_under_two_processes(tmp_path, monkeypatch):
     records = [json.loads(f.read_text()) for f in files]
     assert all(r["manifest"]["accelerate"]["num_processes"] == 2 for r in records)
 
-    monkeypatch.setitem(models.MODEL_SPECS, "cpu-small", ddp_driver.TINY)
+    monkeypatch.setitem(SCALES, "cpu-small", ddp_driver.SCALE)
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))  # the base model the processes cached
-    single = runner.Runner(ddp_driver.RUN, tmp_path / "single", progress=False, device="cpu")
+    single = runner.Runner(ddp_driver.SCALE, tmp_path / "single", progress=False, device="cpu")
     cells = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
     for record, alone in zip(records, single.run(cells), strict=True):
         assert record["manifest"]["model"]["base"]["cache_key"] == alone["manifest"]["model"]["base"]["cache_key"]

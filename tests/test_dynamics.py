@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lorapriv_utils import dynamics as dyn
+from lorapriv_utils.theory import dynamics as dyn
 
 
 @pytest.fixture(params=sorted(dyn.PROBLEMS))

@@ -9,8 +9,9 @@ import pytest
 import torch
 from torch.func import functional_call, grad, vmap
 
-from lorapriv_utils import finetune, runner
-from lorapriv_utils.training import TrainConfig, block_losses
+from lorapriv_utils.mia import finetune, runner
+from lorapriv_utils.mia.training import TrainConfig, block_losses
+from lorapriv_utils.scale import SCALES
 
 
 @pytest.fixture
@@ -122,11 +123,12 @@ def test_bad_method_or_rank(base, method, rank, match):
         finetune.prepare(base, method, rank)
 
 
-def test_default_hyperparameters():
-    assert finetune.default_train_config("paper", "full", 0).lr == 1e-5
-    assert finetune.default_train_config("paper", "lora", 0).epochs == 20
-    with pytest.raises(ValueError, match="unknown scale"):
-        finetune.default_train_config("huge", "full", 0)
+def test_default_hyperparameters_come_from_the_scale_record():
+    paper = SCALES["paper"].engine
+    assert finetune.default_train_config(paper, "full", 0).lr == 1e-5
+    assert finetune.default_train_config(paper, "lora", 0).epochs == 20
+    small = finetune.default_train_config(SCALES["cpu-small"].engine, "dpsgd", 3)
+    assert (small.lr, small.epochs, small.batch_size, small.seed) == (1e-2, 6, 16, 3)
 
 
 @pytest.mark.parametrize("method", ["full", "lora", "flora"])

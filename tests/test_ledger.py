@@ -1,37 +1,60 @@
 import json
+from pathlib import Path
 
 import pytest
 
 from lorapriv_utils import ledger
-from lorapriv_utils.montecarlo import Estimate
+from lorapriv_utils.theory.montecarlo import Estimate
+
+REGISTER = """\
+- id: X-1
+  paper: A
+  where: eq. 1
+  chapter: a9_test
+  statement: a claim with $x^2$
+- id: X-2
+  paper: A
+  where: eq. 2
+  chapter: a9_test
+  statement: >-
+    a claim written
+    over two lines
+- id: X-3
+  paper: B
+  where: Table 9
+  chapter: b9_other
+  statement: a claim that no run here can settle
+  untestable: needs data we do not have
+"""
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / ledger.REGISTER_FILE).write_text(REGISTER)
+    return tmp_path
 
 
 def _claim(checks, claim_id="X-1", **kw):
-    fields = dict(
-        claim_id=claim_id,
-        paper="A",
-        where="eq. 1",
-        statement="a claim",
-        scale="test",
-        chapter="notebooks/appendix_a_moments",
-        checks=checks,
-    )
-    fields.update(kw)
-    return ledger.Claim(**fields)
+    return ledger.Claim(claim_id=claim_id, scale="test", checks=checks, **kw)
 
 
-def test_check_close():
+def test_check_close_states_the_tolerance_it_applied():
     assert ledger.check_close("x", 1.0 + 1e-12, 1.0).passed
     failed = ledger.check_close("x", 1.1, 1.0, rtol=0.05)
-    assert not failed.passed and "rel. error 1.0e-01" in failed.detail
+    assert not failed.passed and "rel. error 0.1" in failed.detail
+    assert "allowed |error| <= 0.05 (atol 0 + rtol 0.05" in failed.detail
     assert "rel. error < 1e-12" in ledger.check_close("y", 2.0, 2.0).detail
+    zero = ledger.check_close("z", 0.003, 0.0, atol=0.01)
+    assert zero.passed and "abs. error 0.003" in zero.detail and "allowed |error| <= 0.01" in zero.detail
+    with pytest.raises(ValueError, match="tolerances"):
+        ledger.check_close("x", 1.0, 1.0, rtol=-1)
 
 
 def test_check_estimate_uses_the_z_score():
     est = Estimate(mean=10.0, stderr=1.0, n=1000)
     assert ledger.check_estimate("m", est, 13.0).passed
     bad = ledger.check_estimate("m", est, 15.0)
-    assert not bad.passed and "z = -5.00" in bad.detail
+    assert not bad.passed and "z = -5.00" in bad.detail and "|z| <= 4" in bad.detail
 
 
 def test_check_bound_both_directions():
@@ -47,68 +70,123 @@ def test_check_role_is_validated():
         ledger.check_close("x", 1.0, 1.0, role="optional")
 
 
-def test_verdicts_follow_from_checks():
+def test_verdicts_follow_from_evidence_checks_only():
     ok = ledger.check_close("ok", 1.0, 1.0)
     bad = ledger.check_close("bad", 2.0, 1.0)
     caveat_bad = ledger.check_close("caveat", 2.0, 1.0, role="caveat")
+    identity = ledger.check_close("identity", 1.0, 1.0, role="identity")
+    instrument = ledger.check_close("instrument", 1.0, 1.0, role="instrument")
     assert ledger.verdict_from([]) == "not testable here"
-    assert ledger.verdict_from([ok]) == "holds"
+    assert ledger.verdict_from([identity, instrument]) == "not testable here"  # no evidence at all
+    assert ledger.verdict_from([ok, identity, instrument]) == "holds"
     assert ledger.verdict_from([ok, caveat_bad]) == "qualified"
     assert ledger.verdict_from([bad, caveat_bad]) == "fails"
-    assert set(ledger.VERDICTS) == {"holds", "fails", "qualified", "not testable here"}
+    assert _claim([ok, identity, instrument]).evidence == [ok]
 
 
-def test_claim_validation():
-    with pytest.raises(ValueError, match="paper"):
-        _claim([], paper="C")
-    with pytest.raises(ValueError, match="non-empty"):
-        _claim([], statement="")
+@pytest.mark.parametrize("role", ["instrument", "identity"])
+def test_a_failing_instrument_or_identity_is_a_bug_not_a_verdict(role):
+    broken = ledger.check_close("quadrature vs Monte Carlo", 2.0, 1.0, role=role)
+    with pytest.raises(ledger.InstrumentError, match="not a finding"):
+        _claim([ledger.check_close("ok", 1.0, 1.0), broken])
 
 
-def test_save_and_load_round_trip(tmp_path):
+def test_register_is_read_in_order_with_folded_statements(folder):
+    entries = ledger.load_register(folder)
+    assert [e.claim_id for e in entries] == ["X-1", "X-2", "X-3"]
+    assert entries[1].statement == "a claim written over two lines"
+    assert entries[2].untestable == "needs data we do not have"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (REGISTER + REGISTER, "duplicate claim ids"),
+        ("- id: Y\n  paper: C\n  where: w\n  chapter: a1_x\n  statement: s\n", "paper must be"),
+        ("- id: Y\n  paper: A\n  where: w\n  chapter: notebooks/x\n  statement: s\n", "not a chapter key"),
+        ("- id: Y\n  paper: A\n  where: w\n  chapter: a1_x\n", "missing fields \\['statement'\\]"),
+        ("- id: Y\n  paper: A\n  where: w\n  chapter: a1_x\n  statement: s\n  verdict: holds\n", "unknown fields"),
+    ],
+)
+def test_a_malformed_register_names_the_entry(tmp_path, text, message):
+    (tmp_path / ledger.REGISTER_FILE).write_text(text)
+    with pytest.raises(ValueError, match=message):
+        ledger.load_register(tmp_path)
+
+
+def test_a_missing_register_is_reported(tmp_path):
+    with pytest.raises(FileNotFoundError, match="claims register"):
+        ledger.load_register(tmp_path)
+
+
+def test_save_and_load_round_trip(folder):
     claims = [
-        _claim([ledger.check_close("ok", 1.0, 1.0)], "A-2"),
-        _claim([ledger.check_close("bad", 3.0, 1.0)], "A-1", note="because"),
+        _claim([ledger.check_close("ok", 1.0, 1.0)], "X-2"),
+        _claim([ledger.check_close("bad", 3.0, 1.0)], "X-1", note="because"),
     ]
-    path = ledger.save_claims("chapter_one", claims, tmp_path)
-    assert path == tmp_path / "chapter_one.json"
-    assert [p.name for p in tmp_path.iterdir()] == ["chapter_one.json"]  # no temporary file left
-    loaded = ledger.load_ledger(tmp_path)
-    assert [c.claim_id for c in loaded] == ["A-1", "A-2"]
-    assert loaded[0].verdict == "fails" and loaded[0].note == "because"
+    path = ledger.save_claims("a9_test", claims, folder)
+    assert path == folder / "a9_test.json"
+    assert sorted(p.name for p in folder.iterdir()) == ["a9_test.json", ledger.REGISTER_FILE]  # no temporary file
+    rows = ledger.load_ledger(folder)
+    assert [r.entry.claim_id for r in rows] == ["X-1", "X-2", "X-3"]  # register order
+    assert [r.status for r in rows] == ["fails", "holds", "not testable here"]
+    assert rows[0].result.note == "because"
+    assert ledger.tally(rows) == {"holds": 1, "fails": 1, "qualified": 0, "pending": 0, "not testable here": 1}
     first = path.read_bytes()
-    ledger.save_claims("chapter_one", claims, tmp_path)
+    ledger.save_claims("a9_test", claims, folder)
     assert path.read_bytes() == first
 
 
-def test_stored_numbers_are_rounded(tmp_path):
-    ledger.save_claims("c", [_claim([ledger.check_close("x", 1 / 3, 1 / 3)])], tmp_path)
-    record = json.loads((tmp_path / "c.json").read_text())[0]
+def test_an_untested_claim_is_pending(folder):
+    ledger.save_claims("a9_test", [_claim([ledger.check_close("ok", 1.0, 1.0)], "X-1")], folder)
+    assert [r.status for r in ledger.load_ledger(folder)] == ["holds", "pending", "not testable here"]
+
+
+def test_save_requires_the_claim_in_the_register_under_its_chapter(folder):
+    with pytest.raises(ValueError, match="not in the register"):
+        ledger.save_claims("a9_test", [_claim([], "X-99")], folder)
+    with pytest.raises(ValueError, match="registered to chapter 'b9_other'"):
+        ledger.save_claims("a9_test", [_claim([], "X-3")], folder)
+
+
+def test_a_result_file_for_the_wrong_chapter_is_refused(folder):
+    path = ledger.save_claims("a9_test", [_claim([ledger.check_close("ok", 1.0, 1.0)])], folder)
+    path.rename(folder / "b9_other.json")
+    with pytest.raises(ValueError, match="registered to chapter"):
+        ledger.load_ledger(folder)
+
+
+def test_stored_numbers_are_rounded(folder):
+    ledger.save_claims("a9_test", [_claim([ledger.check_close("x", 1 / 3, 1 / 3)])], folder)
+    record = json.loads((folder / "a9_test.json").read_text())[0]
     assert record["checks"][0]["measured"] == 0.333333
+    assert set(record) == {"claim_id", "scale", "checks", "summary", "note", "verdict"}  # no restated statement
 
 
-def test_a_hand_edited_verdict_is_refused(tmp_path):
-    ledger.save_claims("c", [_claim([ledger.check_close("bad", 3.0, 1.0)])], tmp_path)
-    path = tmp_path / "c.json"
+def test_a_hand_edited_verdict_is_refused(folder):
+    ledger.save_claims("a9_test", [_claim([ledger.check_close("bad", 3.0, 1.0)])], folder)
+    path = folder / "a9_test.json"
     records = json.loads(path.read_text())
     records[0]["verdict"] = "holds"
     path.write_text(json.dumps(records))
     with pytest.raises(ValueError, match="does not follow from its checks"):
-        ledger.load_ledger(tmp_path)
+        ledger.load_ledger(folder)
 
 
-def test_corrupt_ledger_file_is_reported(tmp_path):
-    (tmp_path / "c.json").write_text("[{")
+def test_corrupt_ledger_file_is_reported(folder):
+    (folder / "a9_test.json").write_text("[{")
     with pytest.raises(ValueError, match="not valid JSON"):
-        ledger.load_ledger(tmp_path)
+        ledger.load_ledger(folder)
 
 
-def test_save_rejects_duplicates_and_bad_keys(tmp_path):
+def test_save_rejects_duplicates_and_bad_keys(folder):
     claim = _claim([])
     with pytest.raises(ValueError, match="duplicate"):
-        ledger.save_claims("c", [claim, claim], tmp_path)
+        ledger.save_claims("a9_test", [claim, claim], folder)
     with pytest.raises(ValueError, match="chapter_key"):
-        ledger.save_claims("../evil", [claim], tmp_path)
+        ledger.save_claims("../evil", [claim], folder)
+    with pytest.raises(ValueError, match="non-empty"):
+        _claim([], "")
 
 
 def test_ledger_dir_from_env_and_from_the_book_root(tmp_path, monkeypatch):
@@ -126,6 +204,7 @@ def test_ledger_dir_outside_a_book_says_what_to_do(tmp_path, monkeypatch):
         ledger.ledger_dir(tmp_path)
 
 
-def test_claims_markdown():
-    text = ledger.claims_markdown([_claim([ledger.check_close("ok", 1.0, 1.0)], "A-9")])
-    assert "| A-9 | eq. 1 | **holds** | 1/1 |" in text
+def test_claims_markdown_counts_evidence_and_takes_where_from_the_register(folder):
+    checks = [ledger.check_close("ok", 1.0, 1.0), ledger.check_close("id", 1.0, 1.0, role="identity")]
+    text = ledger.claims_markdown([_claim(checks, "X-1")], folder)
+    assert "| X-1 | eq. 1 | **holds** | 1/1 |" in text

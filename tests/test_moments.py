@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from lorapriv_utils import moments
+from lorapriv_utils.theory import moments
 
 
 @pytest.mark.parametrize("k", [0.5, 1, 2, 3, 7.5, 64])

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from lorapriv_utils.montecarlo import Estimate, mc_mean, rng_for
+from lorapriv_utils.theory.montecarlo import Estimate, batch_estimate, mc_mean, rng_for
 
 
 def test_estimate_z_score_and_interval():
@@ -73,3 +73,11 @@ def test_rng_streams_are_independent_of_order_and_distinct():
 def test_rng_for_rejects_bad_keys(keys):
     with pytest.raises(ValueError, match="non-negative integers"):
         rng_for(1, *keys)
+
+
+def test_batch_estimate():
+    rng = np.random.default_rng(0)
+    est = batch_estimate(rng.standard_normal(100_000), lambda v: float(np.var(v)), batches=20)
+    assert abs(est.z_score(1.0)) < 4 and est.n == 100_000
+    with pytest.raises(ValueError, match="batches"):
+        batch_estimate(np.ones(10), np.mean, batches=20)

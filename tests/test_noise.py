@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lorapriv_utils import noise
+from lorapriv_utils.theory import noise
 
 
 @pytest.fixture
@@ -105,3 +105,11 @@ def test_full_matrix_element_sampler_agrees_with_the_exact_one(rng):
     assert stats.ks_2samp(full, exact).pvalue > 1e-3
     with pytest.raises(ValueError, match="0 <= i < m"):
         noise.sample_element_full(q, 20, 2, 10, rng)
+
+
+def test_gradient_rows():
+    rng = np.random.default_rng(0)
+    assert np.array_equal(noise.gradient_row("uniform", 3, rng), np.ones(3))
+    assert noise.gradient_row("heavy", 5, rng).shape == (5,)
+    with pytest.raises(ValueError, match="unknown gradient kind"):
+        noise.gradient_row("zipf", 3, rng)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from lorapriv_utils import normal_distance as nd
+from lorapriv_utils.theory import normal_distance as nd
 
 
 def _tv_by_quadrature(pdf_f, pdf_g, lo=-60.0, hi=60.0):

@@ -6,22 +6,22 @@ from dataclasses import replace
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import pytest
 
-from lorapriv_utils import __main__ as cli
-from lorapriv_utils import models, runner
+from lorapriv_utils.mia import cli, models, runner
+from lorapriv_utils.scale import SCALES
 
 pytestmark = pytest.mark.slow
-TINY, CFG = ddp_driver.TINY, ddp_driver.RUN  # one tiny setting for the runner, here and under two processes
+SCALE = ddp_driver.SCALE  # one tiny setting for the runner, here and under two processes
 CELLS = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
 
 
 @pytest.fixture(autouse=True)
 def tiny_model(monkeypatch, tmp_path):
-    monkeypatch.setitem(models.MODEL_SPECS, "cpu-small", TINY)
+    monkeypatch.setitem(SCALES, "cpu-small", SCALE)  # what the command line reads
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
 
 
-def _run(out, cells=CELLS, cfg=CFG):
-    return runner.Runner(cfg, out, progress=False, device="cpu").run(cells)
+def _run(out, cells=CELLS, scale=SCALE, overrides=None):
+    return runner.Runner(scale, out, overrides, progress=False, device="cpu").run(cells)
 
 
 def test_plan_and_shard():
@@ -33,7 +33,7 @@ def test_plan_and_shard():
     with pytest.raises(ValueError, match="shard"):
         runner.shard(cells, 4, 4)
     with pytest.raises(ValueError, match="exceed"):
-        runner.check_ranks([runner.Cell("ptb", "lora", 17, 0)], "cpu-small")
+        runner.check_ranks([runner.Cell("ptb", "lora", 17, 0)], SCALE)
 
 
 def test_results_manifest_resume_and_determinism(tmp_path, monkeypatch):
@@ -69,8 +69,10 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys):
     tampered = dict(good, metrics={**good["metrics"], "validation_perplexity": 1.0})
     path.write_text(json.dumps(tampered))
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    stale = _run(tmp_path, CELLS[:1], replace(CFG, bootstrap_resamples=21))
-    assert stale[0]["manifest"]["config"]["bootstrap_resamples"] == 21
+    stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=21)))
+    assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 21
+    lr = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(lr=2e-3))  # an override makes the cell stale too
+    assert lr[0]["manifest"]["train_config"]["lr"] == 2e-3 and lr[0]["metrics"] != good["metrics"]
 
 
 @pytest.mark.parametrize(
@@ -98,7 +100,7 @@ def test_cli_errors_are_one_line(argv, match, capsys, monkeypatch):
 
 
 def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_accelerate_state):
-    work = runner.Runner(CFG, tmp_path, progress=False, device="cpu", accelerate=True)
+    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
     record = work.run(CELLS[1:])[0]
     assert record["manifest"]["accelerate"]["num_processes"] == 1
     assert (tmp_path / "cpu-small" / "synthetic-email" / "lora-r2-s0.json").is_file()
@@ -107,7 +109,7 @@ def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_acc
 def test_a_batch_that_does_not_split_over_the_processes_is_refused(tmp_path, fresh_accelerate_state):
     from types import SimpleNamespace
 
-    work = runner.Runner(CFG, tmp_path, progress=False, device="cpu", accelerate=True)
+    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
     assert work.train_config("full", 0).batch_size == 16
     work.accelerator = SimpleNamespace(num_processes=3)  # as under `accelerate launch --num_processes 3`
     with pytest.raises(ValueError, match="batch size 16 does not split over 3 processes"):

@@ -35,3 +35,21 @@ def test_unknown_scale_lists_the_valid_ones(monkeypatch):
     assert "gpu-huge" in message and scale.ENV_VAR in message
     for name in scale.SCALES:
         assert name in message
+
+
+def test_one_record_holds_the_engine_settings():
+    small, large, paper = (scale.SCALES[n] for n in ("cpu-small", "cpu-large", "paper"))
+    assert small.engine.model.n_embd < large.engine.model.n_embd < paper.engine.model.n_embd
+    assert paper.engine.model.hub_id == "gpt2" and small.engine.model.hub_id is None
+    assert paper.engine.datasets == ("ptb", "enron", "pubmed")  # paper A's three corpora
+    assert (paper.engine.dense.epochs, paper.engine.dense.lr, paper.engine.dense.batch_size) == (20, 1e-5, 8)
+    assert small.engine.hparams(ranked=True) == small.engine.lora
+    assert small.engine.hparams(ranked=False) == small.engine.dense
+
+
+def test_the_scale_module_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, lorapriv_utils.scale; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

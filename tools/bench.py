@@ -19,7 +19,7 @@ import tracemalloc
 
 import numpy as np
 
-from lorapriv_utils import noise
+from lorapriv_utils.theory import noise
 
 
 def _best_of(fn, repeats: int = 5) -> float:
@@ -100,10 +100,11 @@ def training_throughput(steps: int = 60, batch_size: int = 16) -> dict:
     from transformers import Trainer, TrainingArguments
     from transformers import logging as hf_logging
 
-    from lorapriv_utils import models, training
+    from lorapriv_utils.mia import models, training
+    from lorapriv_utils.scale import SCALES
 
     hf_logging.set_verbosity_error()
-    spec = models.MODEL_SPECS["cpu-small"]
+    spec = SCALES["cpu-small"].engine.model
     blocks = np.random.default_rng(0).integers(0, spec.vocab_size, size=(steps * batch_size, spec.block_size))
 
     def fresh():

@@ -1,5 +1,8 @@
-"""Execute notebooks in place (in their own folder, with the python3 kernel of this
-environment) so that their stored outputs are those of the current LORAPRIV_SCALE.
+"""Execute notebooks in place without per-cell timestamps, which `jupytext --execute` and
+`jupyter execute` always record (every re-execution would then be a diff).
+
+Each notebook runs in its own folder with the python3 kernel of this environment, so its
+stored outputs are those of the current LORAPRIV_SCALE.
 
 Usage: python tools/execute_notebooks.py notebooks/*.ipynb
 """

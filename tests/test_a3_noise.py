@@ -1,0 +1,39 @@
+"""Chapter a3_noise (paper A, section 3) at a tiny scale: tables and verdicts."""
+
+import numpy as np
+import pytest
+from conftest import registered
+
+from lorapriv_utils.chapters import a3_noise
+from lorapriv_utils.theory import noise
+
+
+def test_noise_covariance_closed_form_against_monte_carlo():
+    rng = np.random.default_rng(3)
+    G = rng.standard_normal((2, 6))
+    draws = np.concatenate(list(noise.stream_noise(G, 2, 200_000, rng, batch=5000)))
+    for p, i, pp, j in [(0, 0, 1, 0), (0, 1, 0, 2), (1, 3, 1, 3)]:
+        mc = np.mean(draws[:, p, i] * draws[:, pp, j])
+        exact = a3_noise.noise_covariance(G, p, i, pp, j, 2)
+        scale = np.sqrt(a3_noise.noise_covariance(G, p, i, p, i, 2) * a3_noise.noise_covariance(G, pp, j, pp, j, 2))
+        assert abs(mc - exact) < 0.02 * scale
+
+
+def test_section3_claims(small):
+    eq11 = a3_noise.eq11_table([(2, 16, 2)], small)
+    assert bool(eq11["plus_noise_exact"].all()) and (eq11["err_with_printed_sign"] > 0.5).all()
+    moments = a3_noise.moment_table(64, [1, 8], "gaussian", small)
+    assert set(moments["sampler"]) == {"element", "full matrix"}
+    kurt = a3_noise.kurtosis_sweep([16, 4096], [1, 8])
+    joint, ranks = a3_noise.joint_structure_table(4, 32, 2, small)
+    assert ranks["rank_lora_update"] == 2 and ranks["rank_dpsgd_update"] == 4
+    assert ranks["noise_std_ratio_when_gradient_doubles"] == pytest.approx(2.0)
+    claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, small)
+    assert {c.claim_id for c in claims} <= registered(a3_noise.KEY)
+    verdicts = {c.claim_id: c.verdict for c in claims}
+    assert verdicts == {
+        "A-3.eq11": "qualified",
+        "A-3.1-moments": "holds",
+        "A-3.1-normal": "fails",
+        "A-3.structure": "fails",
+    }

@@ -1,0 +1,21 @@
+"""Chapter a4_normal_law (paper A, section 4) at a tiny scale: tables and verdicts."""
+
+from conftest import registered
+
+from lorapriv_utils.chapters import a4_normal_law
+
+
+def test_section4_claims(small):
+    table = a4_normal_law.distance_table(list(small.m_grid), list(small.r_grid))
+    assert {"tv", "kolmogorov", "bound_eq46", "implied_c_d"} <= set(table.columns)
+    limits = a4_normal_law.limit_table([1, 4, 16])
+    assert limits["tv_limit"].is_monotonic_decreasing
+    fits = a4_normal_law.rate_fits(table)
+    assert set(fits["in"]) == {"m", "r"}
+    mc = a4_normal_law.monte_carlo_crosscheck([(64, 2)], small)
+    assert (mc["z"].abs() < 4.5).all()
+    dep = a4_normal_law.summand_dependence(small)
+    claims = a4_normal_law.claims(table, limits, fits, mc, dep, small)
+    assert {c.claim_id for c in claims} <= registered(a4_normal_law.KEY)
+    verdicts = {c.claim_id: c.verdict for c in claims}
+    assert verdicts == {"A-4.2": "fails", "A-4.2-rank": "holds", "A-4.3": "fails", "A-B.eq43-independence": "fails"}

@@ -1,0 +1,68 @@
+import pytest
+from conftest import registered
+
+from lorapriv_utils import plots
+from lorapriv_utils.chapters import aa_moments
+
+
+@pytest.fixture
+def tables(tiny_scale):
+    raw = aa_moments.raw_moment_table([1, 4], [1, 2, 3], tiny_scale)
+    diff = aa_moments.chi2_difference_table([1, 3], [1, 2, 3], tiny_scale)
+    absc = aa_moments.chi2_abs_central_table([1, 16, 64], tiny_scale)
+    return raw, diff, absc
+
+
+def test_raw_moment_table(tables, tiny_scale):
+    raw, _, _ = tables
+    assert list(raw.columns) == ["k", "order", "eq26", "eq28", "scipy", "mc", "mc_stderr", "z", "draws"]
+    assert len(raw) == 6 and (raw["draws"] == tiny_scale.mc_draws).all()
+    assert (raw["eq26"] == raw["scipy"]).all()
+    assert raw["z"].abs().max() < 5
+
+
+def test_difference_table(tables):
+    _, diff, _ = tables
+    k1 = diff[diff["k"] == 1]
+    assert k1["normal_product"].notna().all()
+    assert diff[diff["k"] == 3]["normal_product"].isna().all()
+    assert (abs(diff["gaunt"] - diff["quadrature"]) <= 1e-4 * diff["gaunt"]).all()
+
+
+def test_abs_central_table(tables):
+    *_, absc = tables
+    assert (absc["ratio_to_8r"] >= 1).all()
+    assert absc["ratio_to_8r"].is_monotonic_increasing
+
+
+def test_tables_are_deterministic(tiny_scale):
+    a = aa_moments.raw_moment_table([2], [2], tiny_scale)
+    b = aa_moments.raw_moment_table([2], [2], tiny_scale)
+    assert a.equals(b)
+
+
+def test_claims_verdicts(tables, tiny_scale):
+    claims = {c.claim_id: c for c in aa_moments.claims(*tables, tiny_scale)}
+    assert set(claims) == {"A-A.1", "A-A.2", "A-B.VG", "A-4.2-EV3", "A-4.2-eq44"}
+    for claim_id in ("A-A.1", "A-A.2", "A-B.VG", "A-4.2-EV3"):
+        assert claims[claim_id].verdict == "holds", claims[claim_id].checks
+    eq44 = claims["A-4.2-eq44"]
+    assert eq44.verdict == "qualified"
+    assert all(c.passed for c in eq44.checks if c.role == "core")
+    assert all(c.scale == "test" for c in claims.values())
+    assert set(claims) <= registered(aa_moments.KEY)
+    roles = {c.role for claim in claims.values() for c in claim.checks}
+    assert {"instrument", "identity"} <= roles  # quadrature vs Monte Carlo; eq. 26 against eq. 28
+
+
+def test_eq44_caveat_passes_when_the_tolerance_is_loose(tables, tiny_scale):
+    claims = {c.claim_id: c for c in aa_moments.claims(*tables, tiny_scale, approx_rtol=10.0)}
+    assert claims["A-4.2-eq44"].verdict == "holds"
+
+
+def test_plots(tables):
+    raw, diff, absc = tables
+    fig = plots.zscore_plot({"raw": raw, "diff": diff})
+    assert len(fig.axes) == 1 and fig.axes[0].get_xlabel().startswith("(Monte Carlo")
+    fig = plots.ratio_plot(absc, "r", "ratio_to_8r", "r", "ratio")
+    assert fig.axes[0].get_xscale() == "log"

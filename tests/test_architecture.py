@@ -1,0 +1,101 @@
+"""The package's layout holds: what may import what, and one name per chapter.
+
+* ``theory`` imports neither torch nor the engine nor the chapters;
+* ``mia`` does not import the chapters;
+* a chapter module imports no other chapter module;
+* a chapter key names its book page, notebook pair, ledger file and test file.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lorapriv_utils import ledger
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "lorapriv_utils"
+CHAPTERS = sorted(p.stem for p in (PACKAGE / "chapters").glob("*.py") if p.stem != "__init__")
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute names of every module that ``path`` imports (relative imports resolved)."""
+    parts = path.relative_to(REPO).with_suffix("").parts
+    package = parts[:-1] if parts[-1] != "__init__" else parts
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = list(package[: len(package) - node.level + 1]) if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((PACKAGE / folder).glob("*.py"))
+
+
+@pytest.mark.parametrize("path", _modules("theory"), ids=lambda p: p.name)
+def test_theory_imports_no_torch_no_engine_no_chapter(path):
+    bad = {
+        name
+        for name in _imports(path)
+        if name.split(".")[0] in {"torch", "transformers", "peft", "opacus", "accelerate"}
+        or name.startswith(("lorapriv_utils.mia", "lorapriv_utils.chapters"))
+    }
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+def test_importing_theory_loads_no_torch():
+    names = ", ".join(f"lorapriv_utils.theory.{p.stem}" for p in _modules("theory") if p.stem != "__init__")
+    code = f"import sys, {names}; import lorapriv_utils.scale, lorapriv_utils.ledger; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("path", _modules("mia"), ids=lambda p: p.name)
+def test_engine_imports_no_chapter(path):
+    assert not {n for n in _imports(path) if n.startswith("lorapriv_utils.chapters")}
+
+
+@pytest.mark.parametrize("key", CHAPTERS)
+def test_a_chapter_imports_no_other_chapter(key):
+    others = {f"lorapriv_utils.chapters.{k}" for k in CHAPTERS if k != key}
+    assert not (_imports(PACKAGE / "chapters" / f"{key}.py") & others)
+
+
+def test_the_import_checker_sees_relative_imports(tmp_path):
+    # a check that cannot fail is not evidence: the checker must catch a chapter importing another
+    fake = PACKAGE / "chapters" / "zz_probe.py"
+    fake.write_text("from . import a3_noise\nfrom ..theory import noise\n")
+    try:
+        names = _imports(fake)
+    finally:
+        fake.unlink()
+    assert "lorapriv_utils.chapters.a3_noise" in names and "lorapriv_utils.theory.noise" in names
+
+
+@pytest.mark.parametrize("key", CHAPTERS)
+def test_one_name_per_chapter(key):
+    module = __import__(f"lorapriv_utils.chapters.{key}", fromlist=["KEY"])
+    assert module.KEY == key
+    assert list(REPO.glob(f"book/paper_*/{key}.md")), f"no book page book/paper_*/{key}.md"
+    assert (REPO / "notebooks" / f"{key}.ipynb").is_file() and (REPO / "notebooks" / f"{key}.py").is_file()
+    assert (REPO / "ledger" / f"{key}.json").is_file()
+    assert (REPO / "tests" / f"test_{key}.py").is_file()
+
+
+def test_ledger_files_and_notebooks_belong_to_chapters():
+    assert {p.stem for p in (REPO / "ledger").glob("*.json")} <= set(CHAPTERS)
+    assert {p.stem for p in (REPO / "notebooks").glob("*.ipynb")} <= set(CHAPTERS)
+
+
+def test_every_registered_chapter_has_a_book_page():
+    pages = {p.stem for p in REPO.glob("book/paper_*/*.md")}
+    missing = {e.chapter for e in ledger.load_register(REPO / "ledger")} - pages
+    assert not missing, f"register chapters without a page: {sorted(missing)}"

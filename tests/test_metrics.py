@@ -1,0 +1,79 @@
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from lorapriv_utils.mia import metrics as mm
+
+
+@pytest.fixture
+def signals():
+    rng = np.random.default_rng(0)
+    return rng.normal(-0.5, 1, 3000), rng.normal(0, 1, 5000)
+
+
+def test_auc_matches_scikit_learn(signals):
+    m, n = signals
+    labels = np.r_[np.ones(m.size), np.zeros(n.size)]
+    expected = roc_auc_score(labels, -np.r_[m, n])  # low signal = member
+    assert mm.roc_auc(m, n) == pytest.approx(expected, abs=1e-12)
+
+
+def test_auc_with_ties_matches_scikit_learn():
+    m, n = np.array([0.0, 1.0, 1.0, 2.0]), np.array([1.0, 1.0, 3.0])
+    labels = np.r_[np.ones(4), np.zeros(3)]
+    assert mm.roc_auc(m, n) == pytest.approx(roc_auc_score(labels, -np.r_[m, n]))
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.01, 0.001])
+def test_tpr_at_fpr_follows_the_papers_rule_and_matches_the_roc_curve(signals, alpha):
+    m, n = signals
+    rate = mm.tpr_at_fpr(m, n, alpha)
+    assert rate.achieved_fpr < alpha
+    # the next larger threshold would reach alpha: the rule picks the highest admissible gamma
+    assert np.mean(n <= rate.threshold) >= alpha
+    labels = np.r_[np.ones(m.size), np.zeros(n.size)]
+    fpr, tpr, _ = roc_curve(labels, -np.r_[m, n])
+    best = tpr[fpr < alpha].max()
+    assert rate.tpr == pytest.approx(best, abs=1.0 / m.size + 1e-12)
+
+
+def test_tpr_at_an_unresolvable_fpr_is_flagged():
+    rng = np.random.default_rng(1)
+    rate = mm.tpr_at_fpr(rng.normal(-3, 1, 100), rng.normal(0, 1, 100), 0.0001)
+    assert rate.at_zero_fpr and rate.achieved_fpr == 0.0 and rate.min_resolvable_fpr == 0.01
+    assert not mm.tpr_at_fpr(rng.normal(size=100), rng.normal(size=1000), 0.01).at_zero_fpr
+
+
+def test_perfectly_separated_attack():
+    m, n = np.arange(10.0), np.arange(10.0) + 100
+    assert mm.roc_auc(m, n) == 1.0
+    assert mm.tpr_at_fpr(m, n, 0.05).tpr == 1.0
+
+
+def test_reference_signal_and_perplexity():
+    assert np.allclose(mm.reference_signal([3.0, 2.0], [1.0, 2.5]), [2.0, -0.5])
+    assert mm.perplexity(10 * np.log(7.0), 10) == pytest.approx(7.0)
+
+
+def test_bootstrap_interval_covers_the_value(signals):
+    m, n = signals
+    ci = mm.bootstrap(mm.roc_auc, m[:500], n[:500], np.random.default_rng(2), resamples=200)
+    assert ci.low < ci.value < ci.high and ci.level == 0.95
+    again = mm.bootstrap(mm.roc_auc, m[:500], n[:500], np.random.default_rng(2), resamples=200)
+    assert again == ci
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: mm.roc_auc([], [1.0]), "empty"),
+        (lambda: mm.roc_auc([np.nan], [1.0]), "non-finite"),
+        (lambda: mm.tpr_at_fpr([1.0], [1.0], 0.0), "alpha"),
+        (lambda: mm.reference_signal([1.0, 2.0], [1.0]), "paired"),
+        (lambda: mm.perplexity(1.0, 0), "tokens"),
+        (lambda: mm.bootstrap(mm.roc_auc, [1.0], [2.0], np.random.default_rng(), resamples=1), "resamples"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
