@@ -14,13 +14,14 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check notebooks notebook bench lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
 	@echo "make book-fresh    the same, after deleting the execution cache and old pages"
 	@echo "make test          unit tests, notebook validation (nbval) and lint"
 	@echo "make browser-check open the built pages in headless Chromium and check them"
+	@echo "make screenshots   the same, plus key pages at desktop and phone widths in _build/screenshots"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make bench         performance ratios, measured side by side"
@@ -53,6 +54,9 @@ lint: $(STAMP)
 
 browser-check: $(STAMP)
 	$(BIN)/python tools/check_html.py _build/html
+
+screenshots: $(STAMP)
+	$(BIN)/python tools/check_html.py _build/html --screenshots _build/screenshots
 
 notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py

@@ -3,7 +3,11 @@
 * ``{claims-ledger}``: every claim of the register, in paper order, with a tally of statuses
   on top; each row links to the chapter that tests the claim.
 * ``{claims-table} KEY``: the claims of one chapter (statement, place in the paper, status).
+* ``{claims-by-status} STATUS``: the claims that currently have a status (``fails``,
+  ``holds``, ...), as a list with their numbers and chapters; ``:paper: A`` keeps one paper.
+* ``{ledger-tally}``: the count of claims by status, alone.
 * ``{verdict}`CLAIM-ID```: one claim's status as a badge, linked to its ledger row.
+* ``{claim-numbers}`CLAIM-ID```: the measured summary of a claim, as text.
 
 Statements come from the register (``ledger/claims.yml``) and are parsed as MyST when a
 page is read, so their mathematics renders.  Statuses and numbers come from the chapters'
@@ -44,6 +48,14 @@ class claim_scale_node(nodes.Inline, nodes.Element):
 
 class ledger_tally_node(nodes.General, nodes.Element):
     """The count of claims by status."""
+
+
+class claims_by_status_node(nodes.General, nodes.Element):
+    """Claims with one status (``status``); children are claim_item_node, filtered once statuses are known."""
+
+
+class claim_item_node(nodes.General, nodes.Element):
+    """One claim in a claims_by_status_node (``claim_id``)."""
 
 
 def _ledger_folder(app: Sphinx) -> Path:
@@ -150,6 +162,52 @@ class ClaimsTableDirective(_LedgerDirective):
         return [_table(["Claim (our words)", "Where", "Verdict"], [50, 25, 10], rows, ["lorapriv-claims"])]
 
 
+class ClaimsByStatusDirective(_LedgerDirective):
+    """The claims that have one status when the book is built: ``{claims-by-status} fails``."""
+
+    required_arguments = 1
+    option_spec = {"paper": lambda text: text.strip()}
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        _uses_ledger(self.env)
+        status = self.arguments[0].strip().replace("-", " ")
+        if status not in STATUSES:
+            raise self.error(f"claims-by-status: unknown status {status!r}; use one of {', '.join(STATUSES)}")
+        container = claims_by_status_node(status=status)
+        for entry in load_register(_ledger_folder(self.env.app)):
+            if self.options.get("paper") and entry.paper != self.options["paper"]:
+                continue
+            para = nodes.paragraph()
+            para += self.statement(entry.statement)
+            para += nodes.Text(f" ({entry.paper}, {entry.where}; ")
+            para += claim_chapter_node(key=entry.chapter)
+            para += nodes.Text(") ")
+            para += claim_status_node(claim_id=entry.claim_id, link=True)
+            numbers = nodes.paragraph(classes=["lorapriv-claim-numbers"])
+            numbers += claim_numbers_node(claim_id=entry.claim_id)
+            item = claim_item_node(claim_id=entry.claim_id)
+            item += [para, numbers]
+            container += item
+        return [container]
+
+
+class LedgerTallyDirective(SphinxDirective):
+    """The count of claims by status."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        _uses_ledger(self.env)
+        return [ledger_tally_node()]
+
+
+def claim_numbers_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{claim-numbers}`CLAIM-ID``` renders the measured summary of a claim."""
+    _uses_ledger(inliner.document.settings.env)
+    return [claim_numbers_node(claim_id=text.strip(), short=True)], []
+
+
 def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """``{verdict}`CLAIM-ID``` renders a claim's status, linked to its ledger row."""
     _uses_ledger(inliner.document.settings.env)
@@ -200,7 +258,9 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
             return nodes.Text(row.entry.untestable or "not tested yet")
         evidence = row.result.evidence
         text = row.result.summary or f"{sum(c.passed for c in evidence)}/{len(evidence)} evidence checks passed"
-        return nodes.Text(text + (". " + row.result.note if row.result.note else ""))
+        if node.get("short") or not row.result.note:
+            return nodes.Text(text)
+        return nodes.Text(text + ". " + row.result.note)
     badge = _badge(row.status)
     pages = sorted(getattr(app.env, "lorapriv_ledger_table_docs", set()))
     if not node["link"] or not pages:
@@ -224,26 +284,54 @@ def _tally(rows: dict[str, LedgerRow]) -> nodes.Node:
     return para
 
 
+def _filter_by_status(node: claims_by_status_node, rows: dict[str, LedgerRow]) -> nodes.Node:
+    items = [
+        item for item in node.children if item["claim_id"] in rows and rows[item["claim_id"]].status == node["status"]
+    ]
+    if not items:
+        return nodes.paragraph(text="None at present.")
+    listing = nodes.bullet_list(classes=["lorapriv-claims-by-status"])
+    for item in items:
+        entry = nodes.list_item()
+        entry += item.children
+        listing += entry
+    return listing
+
+
 def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
     kinds = (claim_status_node, claim_numbers_node, claim_chapter_node, claim_scale_node, ledger_tally_node)
-    found = [n for kind in kinds for n in doctree.findall(kind)]
-    if not found:
+    groups = list(doctree.findall(claims_by_status_node))
+    if not groups and not any(True for kind in kinds for _ in doctree.findall(kind)):
         return
     try:
         rows = {row.entry.claim_id: row for row in load_ledger(_ledger_folder(app))}
     except (ValueError, FileNotFoundError) as err:
         logger.warning("claims ledger: %s", err, location=fromdocname)
         rows = {}
+    for group in groups:  # first, so that the claims they drop are not resolved for nothing
+        group.replace_self(_filter_by_status(group, rows))
+    found = [n for kind in kinds for n in doctree.findall(kind)]
     for node in found:
         node.replace_self(_tally(rows) if isinstance(node, ledger_tally_node) else _fill(app, node, rows, fromdocname))
 
 
 def setup(app: Sphinx) -> dict:
-    for node in (claim_status_node, claim_numbers_node, claim_chapter_node, claim_scale_node, ledger_tally_node):
+    for node in (
+        claim_status_node,
+        claim_numbers_node,
+        claim_chapter_node,
+        claim_scale_node,
+        ledger_tally_node,
+        claims_by_status_node,
+        claim_item_node,
+    ):
         app.add_node(node)
     app.add_directive("claims-ledger", ClaimsLedgerDirective)
     app.add_directive("claims-table", ClaimsTableDirective)
+    app.add_directive("claims-by-status", ClaimsByStatusDirective)
+    app.add_directive("ledger-tally", LedgerTallyDirective)
     app.add_role("verdict", verdict_role)
+    app.add_role("claim-numbers", claim_numbers_role)
     app.connect("env-get-outdated", _always_outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

@@ -322,12 +322,19 @@ def tally(rows: list[LedgerRow]) -> dict[str, int]:
     return {status: sum(row.status == status for row in rows) for status in STATUSES}
 
 
-def claims_markdown(claims: list[Claim], directory: Path | None = None) -> str:
-    """A Markdown table of claims and their evidence checks, for display inside a notebook."""
+def claims_frame(claims: list[Claim], directory: Path | None = None):
+    """The verdicts of a chapter as a table (claim, where, verdict, evidence checks passed), for its notebook."""
+    import pandas as pd
+
     where = {e.claim_id: e.where for e in load_register(directory)}
-    lines = ["| claim | where | verdict | checks passed |", "|---|---|---|---|"]
-    for c in claims:
-        evidence = c.evidence
-        passed = sum(ch.passed for ch in evidence)
-        lines.append(f"| {c.claim_id} | {where[c.claim_id]} | **{c.verdict}** | {passed}/{len(evidence)} |")
-    return "\n".join(lines)
+    rows = [
+        {
+            "claim": c.claim_id,
+            "where": where[c.claim_id],
+            "verdict": c.verdict,
+            "evidence checks passed": f"{sum(ch.passed for ch in c.evidence)} of {len(c.evidence)}",
+            "other checks (instruments, identities)": len(c.checks) - len(c.evidence),
+        }
+        for c in claims
+    ]
+    return pd.DataFrame(rows).set_index("claim")

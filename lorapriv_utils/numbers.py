@@ -40,3 +40,50 @@ def check_order(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return int(value)
+
+
+def format_column(values, sig: int = 4, missing: str = "n/a") -> list[str]:
+    """Floats as text in one format for the whole column, with ``sig`` significant digits.
+
+    Fixed notation when every non-zero magnitude lies in [1e-3, 1e6) (decimals set by the
+    smallest one, at most 6), scientific notation otherwise: never ``9.9654e-01`` beside
+    ``20106000.0``.  Missing values (NaN) become ``missing``.
+    """
+    values = [float(v) for v in values]
+    finite = [abs(v) for v in values if math.isfinite(v) and v != 0.0]
+    fixed = not finite or (min(finite) >= 1e-3 and max(finite) < 1e6)
+    if fixed:
+        smallest = min(finite) if finite else 1.0
+        decimals = min(6, max(0, sig - 1 - math.floor(math.log10(smallest))))
+        spec = f".{decimals}f"
+    else:
+        spec = f".{sig - 1}e"
+    out = []
+    for v in values:
+        if math.isnan(v):
+            out.append(missing)
+        elif math.isinf(v):
+            out.append("∞" if v > 0 else "-∞")
+        else:
+            out.append(format(v, spec))
+    return out
+
+
+def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a") -> pd.DataFrame:
+    """A copy of ``frame`` for display: every float column formatted by :func:`format_column`."""
+    out = frame.copy()
+    for name in out.columns:
+        if out[name].dtype.kind == "f":
+            out[name] = format_column(out[name], sig, missing)
+    return out
+
+
+def quoted_numbers(prefix: str, values: dict[str, float], digits: int = 3) -> dict[str, float | int]:
+    """Numbers a chapter quotes in its text, keyed ``<prefix>_<name>``: whole numbers kept exact,
+    others rounded to ``digits`` significant digits (the same on every machine)."""
+    out: dict[str, float | int] = {}
+    for name, value in values.items():
+        value = float(value)
+        whole = math.isfinite(value) and value.is_integer() and abs(value) < 2**53
+        out[f"{prefix}_{name}"] = int(value) if whole else round_sig(value, digits)
+    return out

@@ -1,16 +1,61 @@
-"""Figures shared by the notebooks (matplotlib + seaborn, deterministic styling)."""
+"""Figures shared by the notebooks (matplotlib + seaborn, deterministic styling).
+
+Every figure uses one style (seaborn's white grid, the colour-blind palette, 150 dpi),
+mathematical notation in its labels, and legends outside the data.  :func:`save_figure`
+writes a chapter's key figure as a byte-stable SVG into ``book/figures/`` so that the
+chapter page can show it beside the text that discusses it.
+"""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from .files import atomic_write_text
+
+DPI = 150
+FIGURES_DIR = Path("book") / "figures"
+
 
 def style() -> None:
     """The book's plot style."""
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    mpl.rcParams["figure.dpi"] = DPI
+    mpl.rcParams["savefig.dpi"] = DPI
+
+
+def _ticks_at(axis, values) -> None:
+    """Label a log axis at the data's own values (a log axis over one or two decades otherwise crowds)."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    axis.set_ticks(sorted(set(values)))
+    axis.set_major_formatter(ScalarFormatter())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _legend_outside(ax, **kw) -> None:
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, **kw)
+
+
+def save_figure(fig, name: str, root: Path | None = None) -> Path:
+    """Write ``fig`` to ``<book root>/book/figures/<name>.svg``, byte for byte the same on every run."""
+    from .ledger import ledger_dir
+
+    if not name.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"figure name must be letters, digits, '_' or '-', got {name!r}")
+    folder = (Path(root) if root else ledger_dir().parent) / FIGURES_DIR
+    buffer = io.StringIO()
+    with mpl.rc_context({"svg.hashsalt": "lorapriv", "svg.fonttype": "path"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    path = folder / f"{name}.svg"
+    atomic_write_text(path, buffer.getvalue())
+    return path
 
 
 def zscore_plot(tables: dict[str, pd.DataFrame], z_max: float = 4.0):
@@ -22,7 +67,7 @@ def zscore_plot(tables: dict[str, pd.DataFrame], z_max: float = 4.0):
     ax.axvspan(-z_max, z_max, color="0.92", zorder=0)
     sns.stripplot(data=frame, x="z", y="table", ax=ax, jitter=False, size=5, alpha=0.6)
     ax.axvline(0, color="0.4", lw=1)
-    ax.set_xlabel("(Monte Carlo - closed form) / standard error")
+    ax.set_xlabel(r"$z$ = (Monte Carlo $-$ exact value) / standard error")
     ax.set_ylabel("")
     ax.set_xlim(-1.25 * z_max, 1.25 * z_max)
     fig.tight_layout()
@@ -32,12 +77,12 @@ def zscore_plot(tables: dict[str, pd.DataFrame], z_max: float = 4.0):
 def ratio_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, reference: float = 1.0):
     """A ratio against a parameter on log-log axes, with the reference ratio drawn."""
     style()
-    fig, ax = plt.subplots(figsize=(5, 3.4))
+    fig, ax = plt.subplots(figsize=(6, 3.4))
     ax.loglog(frame[x], frame[y], "o-", label="measured")
-    ax.axhline(reference, color="0.4", ls="--", lw=1, label="paper's value")
+    ax.axhline(reference, color="0.3", ls="--", lw=1.2, label="paper's value")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend()
+    _legend_outside(ax)
     fig.tight_layout()
     return fig
 
@@ -45,12 +90,17 @@ def ratio_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, re
 def drift_plot(drift: pd.DataFrame):
     """Section 2: LoRA's distance from the frozen-A dynamics against eta L, with the (eta L)^2 reference."""
     style()
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
     sns.scatterplot(data=drift, x="eta_L", y="drift", hue="problem", style="steps", ax=ax)
     x = np.logspace(np.log10(drift["eta_L"].min()), np.log10(drift["eta_L"].max()), 50)
-    ax.plot(x, x**2, color="0.4", ls="--", lw=1, label="(eta L)^2")
-    ax.set(xscale="log", yscale="log", xlabel="eta L", ylabel="||W_LoRA - W_frozen|| / ||W_frozen - W0||")
-    ax.legend(fontsize=8, ncol=2)
+    ax.plot(x, x**2, color="0.3", ls="--", lw=1.2, label=r"$(\eta L)^2$")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel=r"$\eta L$",
+        ylabel=r"$\|W_{\mathrm{LoRA}} - W_{\mathrm{frozen}}\| \,/\, \|W_{\mathrm{frozen}} - W_0\|$",
+    )
+    _legend_outside(ax, fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -58,12 +108,14 @@ def drift_plot(drift: pd.DataFrame):
 def adversarial_plot(adv: pd.DataFrame):
     """Section 2: ||f_A(T)|| for rotating gradient sequences against Theorem 2.1's bound."""
     style()
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
     for (angle, lr), part in adv.groupby(["angle", "lr"]):
-        line = ax.plot(part["steps"], part["f_a_norm"], "o-", label=f"angle {angle}, eta {lr}")[0]
-        ax.plot(part["steps"], part["f_a_bound"], ls=":", color=line.get_color())
-    ax.set(xscale="log", yscale="log", xlabel="steps T", ylabel="||f_A(T)||_2 (dotted: bound)")
-    ax.legend(fontsize=7, ncol=3)
+        line = ax.plot(part["steps"], part["f_a_norm"], "o-", label=f"angle {angle}, $\\eta$ = {lr}")[0]
+        ax.plot(part["steps"], part["f_a_bound"], ls=":", lw=1.5, color=line.get_color())
+    ax.plot([], [], ls=":", lw=1.5, color="0.3", label="Theorem 2.1's bound")
+    ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=r"$\|f_A(T)\|_2$")
+    _ticks_at(ax.xaxis, adv["steps"])
+    _legend_outside(ax, fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -79,28 +131,30 @@ def noise_histograms(samples: dict[str, np.ndarray], limit_pdf=None):
         z = (u - u.mean()) / u.std()
         ax = axes[0, k]
         ax.hist(z, bins=200, range=(-5, 5), density=True, histtype="stepfilled", color="0.75", label="samples")
-        ax.plot(grid, stats.norm.pdf(grid), label="N(0, 1)")
+        ax.plot(grid, stats.norm.pdf(grid), label=r"$\mathcal{N}(0, 1)$")
         if limit_pdf is not None and label in limit_pdf:
             ax.plot(grid, limit_pdf[label](grid), ls="--", label="exact law")
         ax.set(title=label, yscale="log", ylim=(1e-5, 1))
-        ax.legend(fontsize=7)
         probs = (np.arange(1, 200) - 0.5) / 199
         axes[1, k].plot(stats.norm.ppf(probs), np.quantile(z, probs), ".")
         axes[1, k].plot([-3, 3], [-3, 3], color="0.4", lw=1)
         axes[1, k].set(xlabel="normal quantile", ylabel="sample quantile")
     fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     return fig
 
 
 def kurtosis_plot(kurt: pd.DataFrame):
     """Section 3: exact excess kurtosis of one noise element against m, per rank, with the 6/r limits."""
     style()
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
     for r, part in kurt.groupby("r"):
-        line = ax.plot(part["m"], part["excess_kurtosis"], "o-", label=f"r = {r}")[0]
-        ax.axhline(6 / r, color=line.get_color(), ls=":", lw=1)
-    ax.set(xscale="log", yscale="log", xlabel="m", ylabel="excess kurtosis (dotted: 6/r)")
-    ax.legend(fontsize=7, ncol=2)
+        line = ax.plot(part["m"], part["excess_kurtosis"], "o-", label=f"$r$ = {r}")[0]
+        ax.axhline(6 / r, color=line.get_color(), ls=":", lw=1.5)
+    ax.plot([], [], ls=":", lw=1.5, color="0.3", label="limit $6/r$")
+    ax.set(xscale="log", yscale="log", xlabel="input dimension $m$", ylabel="excess kurtosis of $u_i$")
+    _legend_outside(ax, fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -108,15 +162,34 @@ def kurtosis_plot(kurt: pd.DataFrame):
 def distance_plot(table: pd.DataFrame, limits: pd.DataFrame):
     """Section 4: exact TV distance against m per rank, with eq. 46's bound; and the limit against r."""
     style()
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
     for r, part in table.groupby("r"):
-        line = ax.plot(part["m"], part["tv"], "o-", label=f"r = {r}")[0]
-        ax.plot(part["m"], part["bound_eq46"], ls=":", color=line.get_color())
-    ax.set(xscale="log", yscale="log", xlabel="m", ylabel="TV to N(0, ||q||^2/r) (dotted: eq. 46)")
-    ax.legend(fontsize=7, ncol=2)
-    ax2.loglog(limits["r"], limits["tv_limit"], "o-", label="limit m -> infinity")
-    ax2.loglog(limits["r"], limits["tv_limit"].iloc[0] / np.sqrt(limits["r"]), ls="--", label="claimed r^(-1/2)")
-    ax2.set(xlabel="r", ylabel="TV")
-    ax2.legend(fontsize=8)
+        line = ax.plot(part["m"], part["tv"], "o-", label=f"$r$ = {r}")[0]
+        ax.plot(part["m"], part["bound_eq46"], ls=":", lw=1.5, color=line.get_color())
+    ax.plot([], [], ls=":", lw=1.5, color="0.3", label="eq. 46 bound")
+    ax.set(xscale="log", yscale="log", xlabel="input dimension $m$", ylabel=r"TV to $\mathcal{N}(0, \|q\|^2/r)$")
+    _legend_outside(ax, fontsize=7)
+    ax2.loglog(limits["r"], limits["tv_limit"], "o-", label=r"limit $m \to \infty$")
+    ax2.loglog(
+        limits["r"], limits["tv_limit"].iloc[0] / np.sqrt(limits["r"]), ls="--", lw=1.2, label="claimed $r^{-1/2}$"
+    )
+    ax2.set(xlabel="rank $r$", ylabel="TV")
+    _legend_outside(ax2, fontsize=8)
+    return fig
+
+
+RULE_LABELS = {"full": "full gradient", "lora": "LoRA", "lora_frozen_a": "frozen $A$ (eq. 9)", "flora": "FLoRA"}
+
+
+def rules_plot(rules: pd.DataFrame):
+    """Section 2: final training loss of the four update rules, one row of dots per problem and rank."""
+    style()
+    long = rules.melt(
+        id_vars=["problem", "r"], value_vars=list(RULE_LABELS), var_name="rule", value_name="loss"
+    ).assign(rule=lambda f: f["rule"].map(RULE_LABELS), case=lambda f: f["problem"] + ", $r$ = " + f["r"].astype(str))
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * long["case"].nunique() + 1.2))
+    sns.stripplot(data=long, x="loss", y="case", hue="rule", ax=ax, jitter=False, size=7, marker="D", alpha=0.85)
+    ax.set(xscale="log", xlabel="training loss after the longest run", ylabel="")
+    _legend_outside(ax, fontsize=8)
     fig.tight_layout()
     return fig

@@ -16,20 +16,25 @@
 # %% [markdown]
 # # §3 checked: the noise that LoRA injects
 #
-# The derivation is in {doc}`../book/paper_a/a3_noise`. The noise of eq. 11 is sampled with
-# the streaming sampler of `lorapriv_utils.theory.noise` (cost $O(nmr)$ per draw, the $m\times m$
-# matrix is never formed) and, for one element, with the exact $O(1)$ sampler that follows
-# from conditioning on one column of $A$.
+# This page samples the noise of eq. 11 and tests Lemma 3.1 and the comparison with DP-SGD's
+# noise. The streaming sampler of `lorapriv_utils.theory.noise` costs $O(nmr)$ per draw and
+# never forms the $m\times m$ matrix; for one element, an exact $O(1)$ sampler follows from
+# conditioning on one column of $A$. The derivation is in {doc}`../book/paper_a/a3_noise`.
+#
+# ```{admonition} Run it yourself
+# :class: tip
+# `make notebook NB=a3_noise` re-executes this page in place at the default scale
+# (`cpu-small`, under a minute on a 2-core laptop); `LORAPRIV_SCALE=cpu-large` multiplies the
+# draws by 20.
+# ```
 
-# %%
-import numpy as np
-from IPython.display import Markdown, display
+# %% tags=["hide-input"]
+from myst_nb import glue
 
 from lorapriv_utils import ledger, plots
 from lorapriv_utils.chapters import a3_noise
+from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import current_scale
-from lorapriv_utils.theory import noise, normal_distance
-from lorapriv_utils.theory.montecarlo import rng_for
 
 scale = current_scale()
 print(f"scale {scale.name}: {scale.noise_draws:,} full-matrix draws, {scale.element_draws:,} element draws")
@@ -42,7 +47,7 @@ print(f"scale {scale.name}: {scale.noise_draws:,} full-matrix draws, {scale.elem
 
 # %%
 eq11 = a3_noise.eq11_table([(1, 768, 8), (4, 64, 2), (16, 256, 16)], scale)
-eq11
+display_table(eq11)
 
 # %% [markdown]
 # ## Lemma 3.1: moments of one element, GPT-2 attention shape
@@ -50,38 +55,34 @@ eq11
 # $m = 768$ (the input dimension of GPT-2's fused attention projection `c_attn`), a Gaussian
 # gradient row $q$, element $i = 0$. Monte Carlo values are standardised by the exact
 # standard deviation, so `var_ratio_mc` should be 1; skewness and excess kurtosis carry
-# batch-means error bars.
+# batch-means error bars. The table is wide: it scrolls sideways.
 
 # %%
 moments = a3_noise.moment_table(768, [1, 4, 16, 64], "gaussian", scale)
-moments
+display_table(moments)
 
 # %% [markdown]
 # ## The law of one element, as m grows
 #
 # The exact excess kurtosis over $m$ and $r$ (uniform $q$). A Gaussian has 0.
 
-# %%
+# %% mystnb={"figure": {"caption": "Exact excess kurtosis of one noise element $u_i$ against the input dimension $m$, one line per rank $r$. Each line levels off at its dotted limit $6/r$ instead of falling to 0, the value of a Gaussian: growing $m$ does not make the noise Gaussian; only growing $r$ does.", "name": "fig-a3-kurtosis"}, "image": {"alt": "Log-log lines of excess kurtosis against m for ranks 1 to 64; each line is flat at its own level 6 over r, from 6 for rank 1 down to about 0.1 for rank 64."}}
 kurt = a3_noise.kurtosis_sweep(list(scale.m_grid), list(scale.r_grid))
-fig = plots.kurtosis_plot(kurt)
+kurtosis_fig = plots.kurtosis_plot(kurt)
+
+# %% [markdown]
+# At the largest $m$ of the sweep:
 
 # %%
-kurt[kurt["m"] == kurt["m"].max()]
+display_table(kurt[kurt["m"] == kurt["m"].max()])
 
 # %% [markdown]
 # Histograms (log scale) and QQ plots of $u_0$ for $m = 768$ at three ranks, from the
 # exact element sampler, with the Gaussian of Lemma 3.1 and the exact density.
 
-# %%
-q = noise.gradient_row("gaussian", 768, rng_for(scale.seed, 2, 768))
-samples, exact_pdf = {}, {}
-for r in (1, 4, 64):
-    law = normal_distance.law_of_element(q, 0, r)
-    label = f"m = 768, r = {r}"
-    samples[label] = noise.sample_element(q, 0, r, scale.element_draws, rng_for(scale.seed, 5, r))
-    sd = np.sqrt(law.variance)
-    exact_pdf[label] = lambda z, law=law, sd=sd: sd * law.pdf_fast(z * sd)
-fig = plots.noise_histograms(samples, exact_pdf)
+# %% mystnb={"figure": {"caption": "Standardised draws of $u_0$ at $m = 768$ for $r$ = 1, 4 and 64 (top: histograms on a log scale with the standard normal and the exact density; bottom: normal QQ plots). At rank 1 the tails are far heavier than the Gaussian's and follow the exact law; at rank 64 the three curves nearly coincide.", "name": "fig-a3-histograms"}, "image": {"alt": "Three columns of plots; in the top row grey histograms with a normal curve and a dashed exact density, in the bottom row QQ plots that bend away from the diagonal for rank 1 and lie on it for rank 64."}}
+samples, densities = a3_noise.histogram_samples(768, (1, 4, 64), scale)
+histogram_fig = plots.noise_histograms(samples, densities)
 
 # %% [markdown]
 # ## Joint structure: what DP-SGD's noise has and this noise lacks
@@ -91,15 +92,24 @@ fig = plots.noise_histograms(samples, exact_pdf)
 
 # %%
 joint, ranks = a3_noise.joint_structure_table(4, 64, 2, scale)
-joint
+display_table(joint)
+
+# %% [markdown]
+# Rank and scale of the perturbed gradient ($n = 4$ rows, $m = 64$, $r = 2$):
 
 # %%
-ranks
+a3_noise.rank_table(ranks)
 
 # %% [markdown]
 # ## Verdicts
+#
+# Computed from the tables above and written to the claims ledger; only evidence checks are
+# counted (see {doc}`../book/claims_ledger`).
 
-# %%
+# %% tags=["hide-input"]
 claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, scale)
 ledger.save_claims(a3_noise.KEY, claims)
-display(Markdown(ledger.claims_markdown(claims)))
+plots.save_figure(kurtosis_fig, "a3_kurtosis")
+for name, value in a3_noise.key_numbers(eq11, kurt, ranks).items():
+    glue(name, value, display=False)
+ledger.claims_frame(claims)

@@ -17,6 +17,9 @@ def test_section2_claims(small):
     claims = a2_dynamics.claims(drift, eq10, adversarial, small)
     assert {c.claim_id for c in claims} <= registered(a2_dynamics.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
+    numbers = a2_dynamics.key_numbers(drift, adversarial)
+    assert all(name.startswith("a2_dynamics_") for name in numbers)
+    assert numbers["a2_dynamics_fa_worst"] > numbers["a2_dynamics_fa_worst_bound"]  # the counter-example
     assert verdicts == {"A-2.eq10": "holds", "A-2.1-bound": "fails", "A-2.eq9": "holds"}
 
 

@@ -88,7 +88,9 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path):
         "print(claim.verdict)"
     )
     page = (
-        "# Ledger\n\n```{claims-ledger}\n```\n\nThe verdict of T-1 is {verdict}`T-1`.\n\n```{claims-table} a9_nb\n```\n"
+        "# Ledger\n\n```{claims-ledger}\n```\n\nThe verdict of T-1 is {verdict}`T-1`.\n\n"
+        "```{claims-table} a9_nb\n```\n\nNumbers: {claim-numbers}`T-1`.\n\n"
+        "## Qualified\n\n```{claims-by-status} qualified\n```\n\n## Fails\n\n```{claims-by-status} fails\n```\n"
     )
     _mini_book(tmp_path, _notebook(saver), page)
     result = _build(tmp_path)
@@ -98,8 +100,11 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path):
     assert "two equals" in html and "verdict-qualified" in html and "verdict-pending" in html
     assert '<span class="math notranslate nohighlight">\\(2\\)</span>' in html  # the statement's MyST math
     assert 'href="../notebooks/a9_nb.html"' in html  # no book page: the row links to the notebook
-    # ledger row, inline badge, chapter table; each badge of the tally too
-    assert html.count("verdict-qualified") == 4 and 'href="#claim-t-1"' in html
+    # ledger row, inline badge, chapter table, the by-status list; each badge of the tally too
+    assert html.count("verdict-qualified") == 5 and 'href="#claim-t-1"' in html
+    assert "Numbers: 2 vs 2." in html
+    qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
+    assert "two equals" in qualified and "None at present." in fails
     assert (tmp_path / "_build" / "html" / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
 
 

@@ -44,6 +44,10 @@ def test_a_clean_site_passes(tmp_path):
         ('<a href="nowhere.html">x</a>', "broken link"),
         ('<a href="other.html#nothere">x</a>', "no anchor #nothere"),
         ('<div class="math">\\[x^2\\]</div>', "math not rendered"),
+        ("<article><p>| claim | where | |---|---|</p></article>", "Markdown table syntax"),
+        ("<article><div class='cell_output'><pre>{'rank': 2}</pre></div></article>", "raw Python dict"),
+        ("<article><div class='cell_output'><pre>1</pre></div></article>", "no Binder launch link"),
+        ("<article><div style='width: 1200px'>too wide</div></article>", "wider than a phone screen"),
     ],
 )
 def test_problems_are_found(tmp_path, body, expected):
@@ -58,3 +62,20 @@ def test_command_line_exit_status(tmp_path):
         [sys.executable, str(REPO / "tools" / "check_html.py"), str(site)], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 1 and "gone.html" in result.stdout
+
+
+def test_launch_links_must_open_a_notebook():
+    good = [
+        "https://mybinder.org/v2/gh/lorapriv/lorapriv/main?urlpath=tree/notebooks/a3_noise.ipynb",
+        "https://colab.research.google.com/github/lorapriv/lorapriv/blob/main/notebooks/a3_noise.ipynb",
+    ]
+    assert check_html.launch_problems(good) == []
+    assert check_html.launch_problems(good[:1]) == ["no Colab launch link"]
+    bad = ["https://mybinder.org/v2/gh/lorapriv/lorapriv/main", "https://colab.research.google.com/drive/x"]
+    assert len(check_html.launch_problems(bad)) == 2
+
+
+def test_a_wide_table_in_its_own_scrolling_box_is_fine(tmp_path):
+    table = "<table style='width: 1200px'><tr><td>x</td></tr></table>"
+    box = f"<article><div style='overflow-x: auto; max-width: 100%'>{table}</div></article>"
+    assert check_html.check_site(_site(tmp_path, GOOD.replace("</body>", box + "</body>")), CHROMIUM) == []

@@ -204,7 +204,9 @@ def test_ledger_dir_outside_a_book_says_what_to_do(tmp_path, monkeypatch):
         ledger.ledger_dir(tmp_path)
 
 
-def test_claims_markdown_counts_evidence_and_takes_where_from_the_register(folder):
+def test_claims_frame_counts_evidence_and_takes_where_from_the_register(folder):
     checks = [ledger.check_close("ok", 1.0, 1.0), ledger.check_close("id", 1.0, 1.0, role="identity")]
-    text = ledger.claims_markdown([_claim(checks, "X-1")], folder)
-    assert "| X-1 | eq. 1 | **holds** | 1/1 |" in text
+    frame = ledger.claims_frame([_claim(checks, "X-1")], folder)
+    row = frame.loc["X-1"]
+    assert row["where"] == "eq. 1" and row["verdict"] == "holds"
+    assert row["evidence checks passed"] == "1 of 1" and row["other checks (instruments, identities)"] == 1

@@ -32,3 +32,27 @@ def test_check_order(bad):
     with pytest.raises(ValueError, match="order must be an integer >= 0"):
         numbers.check_order("order", bad)
     assert numbers.check_order("order", 0) == 0
+
+
+def test_format_column_keeps_one_notation_per_column():
+    assert numbers.format_column([0.99654, 20106000.0]) == ["9.965e-01", "2.011e+07"]
+    assert numbers.format_column([0.0501, 8.51, 0.0]) == ["0.05010", "8.51000", "0.00000"]
+    assert numbers.format_column([2.0, 1.0]) == ["2.000", "1.000"]
+    assert numbers.format_column([float("nan"), 1e-7, float("inf")]) == ["n/a", "1.000e-07", "∞"]
+    assert numbers.format_column([]) == []
+
+
+def test_display_table_formats_floats_only():
+    import pandas as pd
+
+    frame = pd.DataFrame({"r": [1, 64], "tv": [0.2376, 0.00546], "ok": [True, False]})
+    shown = numbers.display_table(frame, sig=3)
+    assert list(shown["r"]) == [1, 64] and list(shown["ok"]) == [True, False]
+    assert list(shown["tv"]) == ["0.23760", "0.00546"]
+    assert frame["tv"].dtype.kind == "f"  # the input is left alone
+
+
+def test_quoted_numbers_keep_whole_numbers_and_round_the_rest():
+    quoted = numbers.quoted_numbers("a9_x", {"m": 4096.0, "tv": 0.237612, "k": 3})
+    assert quoted == {"a9_x_m": 4096, "a9_x_tv": 0.238, "a9_x_k": 3}
+    assert isinstance(quoted["a9_x_m"], int)

@@ -1,10 +1,15 @@
 """Open every page of the rendered book in headless Chromium and report what a reader would
 see broken: JavaScript errors, math that MathJax did not render (or rendered as an error),
 images that did not load, failed requests (including any to another host: the book must
-work offline), and internal links to a missing page or anchor.
+work offline), internal links to a missing page or anchor, Markdown table syntax shown as
+text, a raw Python dict printed as a result, missing or malformed Binder and Colab links on
+notebook pages, and content wider than a phone's screen (the page itself must never scroll
+sideways: wide equations and tables scroll in their own box).
 
-Usage: python tools/check_html.py _build/html [--chromium /usr/bin/chromium]
+Usage: python tools/check_html.py _build/html [--chromium /usr/bin/chromium] [--screenshots DIR]
 Exit status 0 when every page is clean, 1 otherwise (each problem is printed).
+With --screenshots, also saves the landing page, a chapter, a notebook page and the ledger at
+desktop and phone widths (PNG), and checks that the landing page's answer is on the first screen.
 """
 
 from __future__ import annotations
@@ -30,9 +35,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SKIP_DIRS = {"_static", "_sources", "reports", "_images", ".doctrees", "_sphinx_design_static"}
+DESKTOP = {"width": 1366, "height": 900}
+PHONE = {"width": 390, "height": 844}
+SCREENSHOT_PAGES = {
+    "landing": "book/intro.html",
+    "chapter": "book/paper_a/a3_noise.html",
+    "notebook": "notebooks/a3_noise.html",
+    "ledger": "book/claims_ledger.html",
+}
 
 # Runs in the page: math that MathJax left as TeX, MathJax error nodes, broken images, links.
-PAGE_PROBE = """
+PAGE_PROBE = r"""
 async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
   const math = Array.from(document.querySelectorAll('.math'));
@@ -41,9 +54,60 @@ async () => {
     .map(el => el.getAttribute('data-mjx-error') || el.textContent.slice(0, 60));
   const images = Array.from(document.images).filter(img => !img.complete || img.naturalWidth === 0).map(img => img.src);
   const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
-  return {unrendered, merrors, images, links, mathjax: !!(window.MathJax && MathJax.startup)};
+  const article = document.querySelector('article') || document.body;
+  const prose = article.cloneNode(true);
+  prose.querySelectorAll('pre, code, script, style, .highlight').forEach(el => el.remove());
+  const markdown = (prose.textContent.match(/\|\s*:?-{3,}:?\s*\|/g) || []).slice(0, 3);
+  const dicts = Array.from(document.querySelectorAll('.cell_output pre, .output pre'))
+    .map(el => el.textContent.trim()).filter(t => /^\{\s*['"]/.test(t)).map(t => t.slice(0, 60));
+  const launch = Array.from(document.querySelectorAll('a[href*="mybinder.org"], a[href*="colab.research.google.com"]'))
+    .map(a => a.href);
+  const notebook = !!document.querySelector('.cell_output, div.cell');
+  return {unrendered, merrors, images, links, markdown, dicts, launch, notebook,
+          mathjax: !!(window.MathJax && MathJax.startup)};
 }
 """
+
+# Runs in the page at phone width: null when the page fits, else up to three elements that stick out.
+OVERFLOW_PROBE = """
+() => {
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth <= width + 1) { return null; }
+  const clipped = el => {  // inside a scroll box, or in a drawer fixed off screen
+    if (getComputedStyle(el).position === 'fixed') { return true; }
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const style = getComputedStyle(a);
+      if (['auto', 'scroll', 'hidden'].includes(style.overflowX) || style.position === 'fixed') { return true; }
+    }
+    return false;
+  };
+  const label = el => el.tagName.toLowerCase() + '.' + el.className + ': ' + (el.textContent || '').trim().slice(0, 40);
+  return Array.from(document.querySelectorAll('body *'))
+    .filter(el => el.getBoundingClientRect().right > width + 1 && !clipped(el))
+    .filter((el, _, all) => !all.some(other => other !== el && el.contains(other)))
+    .slice(0, 3).map(label);
+}
+"""
+
+
+def launch_problems(links: list[str]) -> list[str]:
+    """What is wrong with a notebook page's launch links (Binder and Colab, opening this notebook)."""
+    binder = [u for u in links if urlsplit(u).netloc == "mybinder.org"]
+    colab = [u for u in links if urlsplit(u).netloc == "colab.research.google.com"]
+    problems = []
+    if not binder:
+        problems.append("no Binder launch link")
+    if not colab:
+        problems.append("no Colab launch link")
+    for url in binder:
+        parts = urlsplit(url)
+        if not parts.path.startswith("/v2/gh/") or ".ipynb" not in unquote(parts.query + parts.path):
+            problems.append(f"malformed Binder link {url}")
+    for url in colab:
+        parts = urlsplit(url)
+        if not parts.path.startswith("/github/") or not parts.path.endswith(".ipynb"):
+            problems.append(f"malformed Colab link {url}")
+    return problems
 
 
 class _IdCollector(HTMLParser):
@@ -144,7 +208,16 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 )
                 page.goto(url, wait_until="load")
                 probe = _probe(page)
+                page.set_viewport_size(PHONE)
+                page.wait_for_timeout(100)
+                overflow = page.evaluate(OVERFLOW_PROBE)
                 page.close()
+                if overflow is not None:
+                    found.append(f"wider than a phone screen ({PHONE['width']} px): {'; '.join(overflow) or 'page'}")
+                found += [f"Markdown table syntax shown as text: {t!r}" for t in probe["markdown"]]
+                found += [f"raw Python dict printed as a result: {t!r}" for t in probe["dicts"]]
+                if probe["notebook"]:
+                    found += launch_problems(probe["launch"])
                 found += [f"math not rendered: {t!r}" for t in probe["unrendered"]]
                 found += [f"MathJax error: {t!r}" for t in probe["merrors"]]
                 found += [f"image did not load: {src}" for src in probe["images"]]
@@ -156,10 +229,45 @@ def check_site(root: Path, chromium: str) -> list[str]:
     return problems
 
 
+def screenshots(root: Path, chromium: str, out: Path) -> list[str]:
+    """Save the SCREENSHOT_PAGES at desktop and phone widths into ``out``; problems found on the way."""
+    from playwright.sync_api import sync_playwright
+
+    root = root.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    server, base = _serve(root)
+    problems: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            for name, rel in SCREENSHOT_PAGES.items():
+                for device, size in (("desktop", DESKTOP), ("phone", PHONE)):
+                    page = browser.new_page(viewport=size)
+                    page.goto(urljoin(base, rel), wait_until="load")
+                    _probe(page)  # waits for MathJax
+                    page.screenshot(path=str(out / f"{name}-{device}.png"))
+                    overflow = page.evaluate(OVERFLOW_PROBE)
+                    if overflow is not None:
+                        problems.append(f"{rel} ({device}): wider than the screen: {'; '.join(overflow) or 'page'}")
+                    if name == "landing":
+                        top = page.evaluate(
+                            "() => { const el = document.querySelector('.admonition.takeaway');"
+                            " return el ? el.getBoundingClientRect().top : null; }"
+                        )
+                        if top is None or top > size["height"] * 0.6:
+                            problems.append(f"{rel} ({device}): the answer box is not on the first screen (top {top})")
+                    page.close()
+            browser.close()
+    finally:
+        server.shutdown()
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", type=Path)
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    parser.add_argument("--screenshots", type=Path, help="also save screenshots of key pages into this folder")
     args = parser.parse_args()
     if not Path(args.chromium).exists():
         print(
@@ -169,6 +277,9 @@ def main() -> int:
         )
         return 2
     problems = check_site(args.root, args.chromium)
+    if args.screenshots:
+        problems += screenshots(args.root, args.chromium, args.screenshots)
+        print(f"screenshots in {args.screenshots}")
     for line in problems:
         print(line)
     pages = len(_pages(args.root.resolve())) if args.root.is_dir() else 0

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..ledger import Claim, check_bound, check_close
-from ..numbers import rounded_frame
+from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import dynamics as dyn
 from ..theory.normal_distance import fit_power_law
@@ -236,3 +236,19 @@ def claims(
         )
     )
     return out
+
+
+def key_numbers(drift: pd.DataFrame, adversarial: pd.DataFrame) -> dict[str, float]:
+    """The numbers the chapter's takeaway quotes (glued by the notebook, rounded to 3 digits)."""
+    slope, _, _ = drift_exponent(drift)
+    at_1pct = drift_thresholds(drift)["eta_L_at_0.01"]
+    worst = adversarial.loc[(adversarial["f_a_norm"] / adversarial["f_a_bound"]).idxmax()]
+    numbers = {
+        "drift_exponent": slope,
+        "eta_l_1pct_low": at_1pct.min(),
+        "eta_l_1pct_high": at_1pct.max(),
+        "fa_worst": worst["f_a_norm"],
+        "fa_worst_bound": worst["f_a_bound"],
+        "fa_worst_steps": worst["steps"],
+    }
+    return quoted_numbers(KEY, numbers)

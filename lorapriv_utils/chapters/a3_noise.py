@@ -9,10 +9,11 @@ import pandas as pd
 from scipy import stats
 
 from ..ledger import Claim, check_close, check_estimate
-from ..numbers import rounded_frame
+from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import noise
 from ..theory.montecarlo import Estimate, batch_estimate, rng_for
+from ..theory.normal_distance import law_of_element
 
 KEY = "a3_noise"  # the chapter's one name: book page, notebook, ledger file, tests
 _EQ11, _MOM, _JOINT, _GPT2 = 1, 2, 3, 4
@@ -168,6 +169,33 @@ def joint_structure_table(n: int, m: int, r: int, scale: Scale, sigma: float = 1
     return rounded_frame(pd.DataFrame(rows)), ranks
 
 
+def rank_table(ranks: dict) -> pd.DataFrame:
+    """The rank and data-dependence facts of :func:`joint_structure_table` as a two-column table."""
+    labels = {
+        "rank_gradient": "rank of the gradient G",
+        "rank_lora_update": "rank of LoRA's update G + N",
+        "rank_dpsgd_update": "rank of DP-SGD's update G + noise",
+        "noise_std_ratio_when_gradient_doubles": "noise scale when G doubles (ratio)",
+    }
+    return pd.DataFrame({"quantity": list(labels.values()), "value": [ranks[k] for k in labels]}).set_index("quantity")
+
+
+def histogram_samples(m: int, ranks: tuple[int, ...], scale: Scale) -> tuple[dict, dict]:
+    """Exact draws of u_0 for a Gaussian row q of length m, and its exact density on the standardised scale.
+
+    Returns (samples, densities), both keyed by a label per rank: what ``plots.noise_histograms`` draws.
+    """
+    q = noise.gradient_row("gaussian", m, rng_for(scale.seed, _MOM, m))
+    samples, densities = {}, {}
+    for r in ranks:
+        law = law_of_element(q, 0, r)
+        label = f"$m$ = {m}, $r$ = {r}"
+        samples[label] = noise.sample_element(q, 0, r, scale.element_draws, rng_for(scale.seed, 5, r))
+        sd = math.sqrt(law.variance)
+        densities[label] = lambda z, law=law, sd=sd: sd * law.pdf_fast(z * sd)
+    return samples, densities
+
+
 def claims(
     eq11: pd.DataFrame,
     moments: pd.DataFrame,
@@ -205,7 +233,7 @@ def claims(
             scale=scale.name,
             checks=checks,
             note="Exact with N added; eq. 11 as printed subtracts N, which reproduces eq. 10 only after flipping the "
-            "sign. The law of N is skewed when q_i is not negligible, so the sign is not immaterial.",
+            "sign. The law of N is skewed when q_i is not negligible, so the sign matters.",
             summary=f"relative error below 1e-12 with +N; {eq11['err_with_printed_sign'].min():.3g} or more "
             "with the printed sign",
         )
@@ -315,3 +343,19 @@ def claims(
         )
     )
     return out
+
+
+def key_numbers(eq11: pd.DataFrame, kurt: pd.DataFrame, ranks: dict) -> dict[str, float]:
+    """The numbers the chapter's takeaway quotes (glued by the notebook, rounded to 3 digits)."""
+    top = kurt[kurt["m"] == kurt["m"].max()].set_index("r")["excess_kurtosis"]
+    numbers = {
+        "printed_sign_error": eq11["err_with_printed_sign"].min(),
+        "m_max": kurt["m"].max(),
+        "r_min": top.index.min(),
+        "r_max": top.index.max(),
+        "kurtosis_r_min": top.iloc[0],
+        "kurtosis_r_max": top.iloc[-1],
+        "rank_lora": ranks["rank_lora_update"],
+        "rank_dpsgd": ranks["rank_dpsgd_update"],
+    }
+    return quoted_numbers(KEY, numbers)

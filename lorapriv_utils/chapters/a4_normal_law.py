@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
-from ..numbers import rounded_frame
+from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import noise
 from ..theory import normal_distance as nd
@@ -259,3 +259,20 @@ def claims(
         )
     )
     return out
+
+
+def key_numbers(table: pd.DataFrame, limits: pd.DataFrame, fits: pd.DataFrame) -> dict[str, float]:
+    """The numbers the chapter's takeaway quotes (glued by the notebook, rounded to 3 digits)."""
+    big = table[table["m"] == table["m"].max()].sort_values("r")
+    first = big.iloc[0]
+    in_m = fits[fits["in"] == "m"]["slope"]
+    numbers = {
+        "m_max": first["m"],
+        "r_min": first["r"],
+        "tv_r_min": first["tv"],
+        "bound_r_min": first["bound_eq46"],
+        "slope_m_steepest": in_m.min(),
+        "r_times_tv_limit": limits["r_times_tv"].iloc[-1],
+        "r_limit": limits["r"].iloc[-1],
+    }
+    return quoted_numbers(KEY, numbers)

@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
-from ..numbers import rounded_frame
+from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import moments
 from ..theory.montecarlo import Estimate, mc_mean, rng_for
@@ -236,3 +236,18 @@ def claims(
         )
     )
     return out
+
+
+def key_numbers(diff: pd.DataFrame, absc: pd.DataFrame) -> dict[str, float]:
+    """The numbers the chapter's takeaway quotes (glued by the notebook, rounded to 3 digits)."""
+    row3 = diff[(diff["k"] == 1) & (diff["order"] == 3)].iloc[0]
+    numbers = {
+        "ev3_exact": row3["gaunt"],
+        "ev3_mc": row3["mc"],
+        "ev3_mc_se": row3["mc_stderr"],
+        "eq44_ratio_first": absc["ratio_to_8r"].iloc[0],
+        "eq44_ratio_last": absc["ratio_to_8r"].iloc[-1],
+        "eq44_r_first": absc["r"].iloc[0],
+        "eq44_r_last": absc["r"].iloc[-1],
+    }
+    return quoted_numbers(KEY, numbers)

@@ -1,0 +1,50 @@
+"""The book's Sphinx extensions that hold logic of their own (the ledger directives are tested by
+building a mini book in test_book_build.py)."""
+
+import datetime
+import subprocess
+import sys
+from pathlib import Path
+
+from pybtex.database import parse_string
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "_ext"))
+import author_year_bibliography  # noqa: E402
+import build_footer  # noqa: E402
+
+
+def _entries(bib: str):
+    return list(parse_string(bib, "bibtex").entries.values())
+
+
+def test_author_year_labels():
+    bib = """
+    @misc{a, author = {Malekmohammadi, Saber and Farnadi, Golnoosh}, title = {T}, year = {2024}}
+    @misc{b, author = {Hu, Yaxi and D{\\"u}ngler and Sch{\\"o}lkopf and Sanyal}, title = {T}, year = {2026}}
+    @misc{c, author = {Billingsley, Patrick}, title = {T}, year = {1995}}
+    @misc{d, author = {Billingsley, Patrick}, title = {U}, year = {1995}}
+    """
+    entries = _entries(bib)
+    labels = list(author_year_bibliography.AuthorYearLabels().format_labels(entries))
+    assert labels == [
+        "Malekmohammadi and Farnadi 2024",
+        "Hu et al. 2026",
+        "Billingsley 1995",
+        "Billingsley 1995b",
+    ]
+
+
+def test_footer_names_the_commit_and_the_date():
+    html = build_footer.footer_html("https://example.org/repo", "a" * 40, False, datetime.date(2026, 11, 30))
+    assert 'href="https://example.org/repo/commit/' + "a" * 40 in html and ">aaaaaaaaaaaa<" in html
+    assert "on 2026-11-30" in html and "local changes" not in html
+    assert "+ local changes" in build_footer.footer_html("", "b" * 40, True, datetime.date(2026, 1, 1))
+    assert "outside a git checkout" in build_footer.footer_html("", "unknown", False, datetime.date(2026, 1, 1))
+
+
+def test_build_provenance_reads_git(tmp_path):
+    assert build_footer.build_provenance(tmp_path) == ("unknown", False)
+    commit, _ = build_footer.build_provenance(REPO)
+    expected = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    assert commit == expected
