@@ -193,3 +193,61 @@ def rules_plot(rules: pd.DataFrame):
     _legend_outside(ax, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def privacy_profile_plot(profile: pd.DataFrame):
+    """Paper B, vector queries: delta(eps) of the noise-free Wishart mechanism (solid, Monte Carlo points)
+    against the Gaussian mechanism with the same mean squared error (dashed), one colour per (d, r, rho)."""
+    style()
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for (d, r, rho), part in profile.groupby(["d", "r", "rho"]):
+        line = ax.plot(part["eps"], part["delta"], "-", lw=1.8, label=f"$d$ = {d}, $r$ = {r}, $\\rho$ = {rho}")[0]
+        ax.plot(part["eps"], part["gaussian_equal_mse"], "--", lw=1.2, color=line.get_color())
+        shown = part[part["delta_mc"] > 0]
+        ax.errorbar(shown["eps"], shown["delta_mc"], yerr=2 * shown["mc_se"], fmt="o", ms=3, color=line.get_color())
+    ax.plot([], [], "--", color="0.3", label="Gaussian, same error")
+    ax.plot([], [], "o", ms=3, color="0.3", label="Monte Carlo ($\\pm 2$ s.e.)")
+    ax.set(yscale="log", xlabel=r"$\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
+    _legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def dp_map_plot(dpmap: pd.DataFrame, delta: float):
+    """Paper B, vector queries: eps at a fixed delta against 1 - rho, one line per rank (solid: Wishart,
+    dashed: Gaussian with the same error); ranks with no finite eps are marked at the top."""
+    style()
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    finite_max = dpmap.loc[np.isfinite(dpmap["eps_wishart"]), "eps_wishart"].max()
+    top = 2 * max(finite_max, dpmap["eps_gaussian_equal_mse"].max())
+    for r, part in dpmap.groupby("r"):
+        gap = 1 - part["rho"]
+        ok = np.isfinite(part["eps_wishart"])
+        line = ax.plot(gap[ok], part["eps_wishart"][ok], "o-", label=f"$r$ = {r}")[0]
+        ax.plot(gap[~ok], np.full((~ok).sum(), top), "x", color=line.get_color(), ms=7)
+        ax.plot(gap, part["eps_gaussian_equal_mse"], "--", lw=1, color=line.get_color())
+    ax.plot([], [], "x", color="0.3", label="no finite $\\varepsilon$")
+    ax.plot([], [], "--", color="0.3", label="Gaussian, same error")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel=r"$1 - \rho$ (neighbouring queries less aligned $\rightarrow$)",
+        ylabel=rf"$\varepsilon$ at $\delta = {delta:g}$",
+    )
+    _legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def attack_scores_plot(scores: dict[str, np.ndarray], member: np.ndarray):
+    """Paper B, matrix queries: distribution of an attack's scores with the target in and out, per attack."""
+    style()
+    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.2), squeeze=False)
+    for ax, (name, s) in zip(axes[0], scores.items(), strict=True):
+        bins = np.linspace(s.min(), s.max(), 40)
+        ax.hist(s[~member], bins=bins, alpha=0.7, label="target out")
+        ax.hist(s[member], bins=bins, alpha=0.7, label="target in")
+        ax.set(title=name, xlabel="attack score", ylabel="trials")
+    axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig

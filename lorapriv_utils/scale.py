@@ -111,6 +111,7 @@ class Scale:
         r_grid: ranks r swept in sections 3 and 4.
         dyn_steps: training lengths T for the dynamics of section 2.
         dyn_lrs: number of learning rates in the section 2 sweep.
+        attack_trials: trials per attack setting on paper B's matrix mechanism (half with the target in).
         seed: the root seed from which every random stream is derived.
         engine: the membership-inference engine's sizes (section 6).
     """
@@ -125,6 +126,7 @@ class Scale:
     r_grid: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
     dyn_steps: tuple[int, ...] = (25, 100, 400)
     dyn_lrs: int = 9
+    attack_trials: int = 2000
     seed: int = 20240926
     engine: EngineScale = SMALL_ENGINE
 
@@ -150,6 +152,7 @@ SCALES: dict[str, Scale] = {
         r_grid=(1, 2, 4, 8, 16, 32, 64, 128),
         dyn_steps=(25, 100, 400, 1600),
         dyn_lrs=17,
+        attack_trials=20_000,
         engine=EngineScale(
             model=ModelSpec(
                 n_layer=4,
@@ -180,6 +183,7 @@ SCALES: dict[str, Scale] = {
         r_grid=(1, 2, 4, 8, 16, 32, 64, 128, 256),
         dyn_steps=(25, 100, 400, 1600, 6400),
         dyn_lrs=25,
+        attack_trials=100_000,
         engine=EngineScale(
             model=ModelSpec(n_layer=12, n_embd=768, n_head=12, block_size=1024, vocab_size=50257, hub_id="gpt2"),
             dense=Hparams(epochs=20, lr=1e-5, batch_size=8),

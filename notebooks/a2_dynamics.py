@@ -63,7 +63,7 @@ display_table(eq10)
 drift = a2_dynamics.drift_table(scale)
 display_table(drift)
 
-# %% mystnb={"figure": {"caption": "LoRA's relative distance from the frozen-$A$ dynamics of eq. 9 against $\\eta L$, for the three problems and three training lengths. The drift follows the dashed $(\\eta L)^2$ up to $\\eta L$ near 1, then levels off near 1, where LoRA and the frozen-$A$ rule have parted ways altogether: the approximation is good only while $\\eta L$ is small.", "name": "fig-a2-drift"}, "image": {"alt": "Log-log scatter of drift against eta L for three problems; the points rise with slope about two, parallel to a dashed reference line, then flatten near one for the largest eta L."}}
+# %% mystnb={"figure": {"caption": "LoRA's relative distance from the frozen-$A$ dynamics of eq. 9 against $\\eta L$, for the three problems and three training lengths. The drift runs parallel to the dashed $(\\eta L)^2$, about an order of magnitude below it, up to $\\eta L$ near 1, then levels off at order 1 (between about 0.4 and 3), where LoRA and the frozen-$A$ rule have parted ways altogether: the approximation is good only while $\\eta L$ is small.", "name": "fig-a2-drift"}, "image": {"alt": "Log-log scatter of drift against eta L for three problems; the points rise with slope about two, parallel to a dashed reference line, then flatten near one for the largest eta L."}}
 drift_fig = plots.drift_plot(drift)
 
 # %%
@@ -100,7 +100,7 @@ adversarial_fig = plots.adversarial_plot(adversarial)
 rules = a2_dynamics.rules_table(scale)
 display_table(rules)
 
-# %% mystnb={"figure": {"caption": "Training loss after the longest run under the four update rules, per problem and rank, at learning rate 0.1. FLoRA, which resamples $A$ at every step, stays close to the full gradient. LoRA (both factors trained) and the frozen-$A$ rule of eq. 9 part ways at this learning rate: LoRA's loss is lower in most cases, sometimes far lower.", "name": "fig-a2-rules"}, "image": {"alt": "Dot chart, one row per problem and rank, with four markers for the full gradient, LoRA, frozen A and FLoRA losses; FLoRA sits beside the full gradient, frozen A usually furthest right."}}
+# %% mystnb={"figure": {"caption": "Training loss after the longest run under the four update rules, per problem and rank, at learning rate 0.1. FLoRA, which resamples $A$ at every step, stays close to the full gradient. LoRA (both factors trained) and the frozen-$A$ rule of eq. 9 part ways at this learning rate: LoRA's loss is lower in every case shown, sometimes far lower.", "name": "fig-a2-rules"}, "image": {"alt": "Dot chart, one row per problem and rank, with four markers for the full gradient, LoRA, frozen A and FLoRA losses; FLoRA sits beside the full gradient, frozen A usually furthest right."}}
 rules_fig = plots.rules_plot(rules)
 
 # %% [markdown]

@@ -54,7 +54,8 @@ async () => {
     .map(el => el.getAttribute('data-mjx-error') || el.textContent.slice(0, 60));
   const images = Array.from(document.images).filter(img => !img.complete || img.naturalWidth === 0).map(img => img.src);
   const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
-  const article = document.querySelector('article') || document.body;
+  // document.body is null for an instant on the root page, which only redirects
+  const article = document.querySelector('article') || document.body || document.documentElement;
   const prose = article.cloneNode(true);
   prose.querySelectorAll('pre, code, script, style, .highlight').forEach(el => el.remove());
   const markdown = (prose.textContent.match(/\|\s*:?-{3,}:?\s*\|/g) || []).slice(0, 3);

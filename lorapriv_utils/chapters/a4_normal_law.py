@@ -272,7 +272,6 @@ def key_numbers(table: pd.DataFrame, limits: pd.DataFrame, fits: pd.DataFrame) -
         "tv_r_min": first["tv"],
         "bound_r_min": first["bound_eq46"],
         "slope_m_steepest": in_m.min(),
-        "r_times_tv_limit": limits["r_times_tv"].iloc[-1],
-        "r_limit": limits["r"].iloc[-1],
+        "slope_r": fits[fits["in"] == "r"]["slope"].iloc[0],
     }
     return quoted_numbers(KEY, numbers)

@@ -1,0 +1,104 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Paper B, matrix queries checked: attacks on the noise-free release
+#
+# This page attacks one noise-free LoRA-type release of a linear layer's batch gradient $V$
+# ($d \times n$, a sum of $b$ per-sample outer products), with or without one target sample,
+# as the adversary of the DP definition would: knowing every other sample. Two threat models:
+# $A$ secret (only $MV$ is seen) and $A$ released with the adapter (as LoRA checkpoints ship
+# it). The derivation is in {doc}`../book/paper_b/b2_matrix_queries`.
+#
+# ```{admonition} Run it yourself
+# :class: tip
+# `make notebook NB=b2_matrix_queries` re-executes this page in place at the default scale
+# (`cpu-small`, well under a minute on a 2-core laptop; `scale.attack_trials` trials per
+# setting); `LORAPRIV_SCALE=cpu-large` runs ten times more trials.
+# ```
+
+# %% tags=["hide-input"]
+from myst_nb import glue
+
+from lorapriv_utils import ledger, plots
+from lorapriv_utils.chapters import b2_matrix_queries
+from lorapriv_utils.numbers import display_table
+from lorapriv_utils.scale import current_scale
+from lorapriv_utils.theory import wishart
+from lorapriv_utils.theory.montecarlo import rng_for
+
+scale = current_scale()
+print(f"scale {scale.name}: {scale.attack_trials:,} trials per setting")
+
+# %% [markdown]
+# ## Why the secret-$A$ attack works
+#
+# $M = A^\top A$ is symmetric, so for the true query $V^\top (M V) = V^\top M V$ is a symmetric
+# matrix, whatever $A$ is. For the other world's query it is not. The relative asymmetry
+# $\|V^\top Y - Y^\top V\|_F / \|V^\top Y\|_F$ of the release $Y$, under each hypothesis:
+
+# %%
+residuals = b2_matrix_queries.residual_table((768, 64, 16, 32, "outer"), 500, scale)
+display_table(residuals)
+
+# %% [markdown]
+# ## Both attacks across ranks, batch sizes and gradient shapes
+#
+# $d = 768$ (GPT-2's attention input), $n = 64$ output rows; `outer` gradients are sums of $b$
+# per-sample outer products, `gaussian` ones have i.i.d. entries. `tv_low` is a 95% lower
+# bound on the total-variation distance between the two worlds, `eps_low` the audit's 95%
+# lower bound on $\varepsilon$ (both limited only by the number of trials).
+
+# %%
+cases = [
+    (64, 16, 4, 8, "outer"),
+    (768, 64, 4, 32, "outer"),
+    (768, 64, 16, 8, "outer"),
+    (768, 64, 16, 32, "outer"),
+    (768, 64, 64, 32, "outer"),
+    (768, 64, 16, 32, "gaussian"),
+]
+attacks = b2_matrix_queries.attack_table(cases, scale)
+display_table(attacks)
+
+# %% mystnb={"figure": {"caption": "Scores of the two attacks over trials with the target in and out ($d = 768$, $r = 16$, $b = 32$). The two histograms do not overlap for either attack: the release tells the worlds apart every time, with $A$ secret as well as with $A$ released.", "name": "fig-b2-scores"}, "image": {"alt": "Two panels of histograms of attack scores; in each, the target-out and target-in histograms sit apart with a clear gap between them."}}
+example = wishart.matrix_attack_trials(768, 64, 16, 32, scale.attack_trials, rng_for(scale.seed, 9), "outer")
+scores_fig = plots.attack_scores_plot(
+    {"$A$ secret": example["secret_A"], "$A$ released": example["released_A"]}, example["member"]
+)
+
+# %% [markdown]
+# ## The audit's lower bound grows with the trials
+#
+# With no error at all, the Clopper-Pearson bound on the false-positive rate is what limits the
+# audit's $\varepsilon$: more trials, a larger proven $\varepsilon$, without limit.
+
+# %%
+growth = b2_matrix_queries.audit_growth((768, 64, 16, 32, "outer"), [100, 500, scale.attack_trials], scale)
+display_table(growth)
+
+# %% [markdown]
+# ## Verdicts
+#
+# Computed from the tables above and written to the claims ledger (see
+# {doc}`../book/claims_ledger`).
+
+# %% tags=["hide-input"]
+claims = b2_matrix_queries.claims(attacks, growth, residuals, scale)
+ledger.save_claims(b2_matrix_queries.KEY, claims)
+plots.save_figure(scores_fig, "b2_scores")
+for name, value in b2_matrix_queries.key_numbers(attacks, growth, residuals).items():
+    glue(name, value, display=False)
+ledger.claims_frame(claims)

@@ -1,0 +1,26 @@
+"""Chapter b2_matrix_queries (paper B, matrix queries) at a tiny scale: tables and verdicts."""
+
+import dataclasses
+
+from conftest import registered
+
+from lorapriv_utils.chapters import b2_matrix_queries as b2
+
+
+def test_matrix_queries_chapter(tiny_scale):
+    scale = dataclasses.replace(tiny_scale, attack_trials=200)
+    attacks = b2.attack_table([(32, 8, 4, 4, "outer"), (32, 8, 4, 4, "gaussian")], scale)
+    assert (attacks["auc"] == 1.0).all() and attacks["separated"].all()
+    growth = b2.audit_growth((32, 8, 4, 4, "outer"), [50, 200], scale)
+    assert growth["eps_low"].is_monotonic_increasing
+    residuals = b2.residual_table((32, 8, 4, 4, "outer"), 50, scale)
+    claims = b2.claims(attacks, growth, residuals, scale)
+    assert {c.claim_id for c in claims} <= registered(b2.KEY)
+    verdicts = {c.claim_id: c.verdict for c in claims}
+    assert verdicts == {
+        "B-2.not-dp": "holds",
+        "B-2.mia": "holds",
+        "B-2.lora-not-private": "holds",
+        "A-v8.dp-by-design": "fails",
+    }
+    assert b2.key_numbers(attacks, growth, residuals)["b2_matrix_queries_auc_min"] == 1
