@@ -251,3 +251,22 @@ def attack_scores_plot(scores: dict[str, np.ndarray], member: np.ndarray):
     axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
+    """Paper A §5.1: LoRA's noise on a row-scaled batch as a DP-SGD multiplier, over the formula's, per batch
+    geometry and rank; ratios below ``floor`` (noise that vanishes) are drawn at the floor and marked."""
+    style()
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 * mult["geometry"].nunique() + 1.6))
+    for r, part in mult.groupby("r"):
+        shown = np.maximum(part["ratio"], floor)
+        ax.scatter(shown, part["geometry"], s=45, marker="D", label=f"$r$ = {r}")
+    vanished = mult[mult["ratio"] < floor]
+    if len(vanished):
+        ax.scatter(np.full(len(vanished), floor), vanished["geometry"], s=160, facecolors="none", edgecolors="0.2")
+        ax.plot([], [], "o", mfc="none", mec="0.2", label=f"below {floor:g} (noise vanishes)")
+    ax.axvline(1.0, color="0.3", ls="--", lw=1.2, label="the formula's multiplier")
+    ax.set(xscale="log", xlabel="measured multiplier / formula's", ylabel="per-sample gradients")
+    _legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig

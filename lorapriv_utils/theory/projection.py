@@ -1,0 +1,145 @@
+"""Paper A, section 5: the Johnson-Lindenstrauss step, row scaling, and the noise multiplier of §5.1.
+
+For A of shape (r, m) with i.i.d. N(0, 1/r) entries and any fixed x, ||x A^T||^2 / ||x||^2 has exactly
+the law chi^2_r / r, whatever m is, so Theorem 5.1's two one-sided probabilities are chi-square tails.
+
+Row scaling (eq. 22) rescales each row of a per-sample gradient with respect to B, g_l A^T, to the
+norm (1 - Delta) sqrt(r) c; since the map is linear, the matching row g_l of the gradient with
+respect to W is rescaled by the same factor.  LoRA then adds to the summed gradient S the noise
+S (A^T A - I), whose element (l, j) has variance (||S_l||^2 + S_lj^2) / r (Lemma 3.1).  The
+multiplier of DP-SGD with the same noise is that standard deviation over the clipping norm.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from .noise import sample_projection
+
+GEOMETRIES = ("orthogonal", "random", "correlated", "cancelling")
+
+
+def check_jl(delta: float, p: float) -> None:
+    """Theorem 5.1's ranges: Delta in (0, 1/2], p in (0, 1); a clear error otherwise."""
+    if not (isinstance(delta, (int, float)) and 0 < delta <= 0.5):
+        raise ValueError(f"Delta must lie in (0, 1/2], got {delta!r}")
+    if not (isinstance(p, (int, float)) and 0 < p < 1):
+        raise ValueError(f"p must lie in (0, 1), got {p!r}")
+
+
+def jl_rank(delta: float, p: float) -> int:
+    """The rank of Theorem 5.1, r = Delta^-2 log(2 / p), rounded up to an integer."""
+    check_jl(delta, p)
+    return math.ceil(math.log(2 / p) / delta**2 - 1e-12)
+
+
+def jl_tails(delta: float, r: int) -> tuple[float, float]:
+    """Exact P(||x A^T|| >= (1 + Delta)||x||) and P(||x A^T|| <= (1 - Delta)||x||) for rank r."""
+    if r < 1:
+        raise ValueError(f"the rank r must be >= 1, got {r}")
+    return float(stats.chi2.sf(r * (1 + delta) ** 2, r)), float(stats.chi2.cdf(r * (1 - delta) ** 2, r))
+
+
+def jl_monte_carlo(
+    m: int, r: int, delta: float, draws: int, rng: np.random.Generator, chunk: int = 256
+) -> tuple[float, float]:
+    """The same two probabilities from real Gaussian matrices A (r x m, any r) and one fixed x (a check)."""
+    x = rng.standard_normal(m)
+    ratios = []
+    for start in range(0, draws, chunk):
+        A = rng.standard_normal((min(chunk, draws - start), r, m)) / math.sqrt(r)
+        ratios.append(np.linalg.norm(A @ x, axis=1) / np.linalg.norm(x))
+    ratio = np.concatenate(ratios)
+    return float(np.mean(ratio >= 1 + delta)), float(np.mean(ratio <= 1 - delta))
+
+
+def per_sample_gradients(geometry: str, b: int, n: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """b per-sample gradients (b, n, m) with a controlled geometry across samples:
+    ``orthogonal`` (disjoint columns), ``random`` (i.i.d.), ``correlated`` (one shared gradient plus 10%
+    noise), ``cancelling`` (pairs g and -g, so the batch sum is zero)."""
+    if geometry == "orthogonal":
+        if b > m:
+            raise ValueError(f"orthogonal geometry needs b <= m, got b = {b}, m = {m}")
+        g = np.zeros((b, n, m))
+        cols = np.array_split(np.arange(m), b)
+        for i, c in enumerate(cols):
+            g[i][:, c] = rng.standard_normal((n, len(c)))
+        return g
+    if geometry == "random":
+        return rng.standard_normal((b, n, m))
+    if geometry == "correlated":
+        return rng.standard_normal((1, n, m)) + 0.1 * rng.standard_normal((b, n, m))
+    if geometry == "cancelling":
+        if b % 2:
+            raise ValueError(f"cancelling geometry needs an even batch size, got {b}")
+        half = rng.standard_normal((b // 2, n, m))
+        return np.concatenate([half, -half])
+    raise ValueError(f"unknown geometry {geometry!r}; choose one of {', '.join(GEOMETRIES)}")
+
+
+def row_scale(g: np.ndarray, A: np.ndarray, delta: float, c: float) -> np.ndarray:
+    """Eq. 22: rescale every row l of every per-sample gradient so that ||g_l A^T|| = (1 - Delta) sqrt(r) c."""
+    if c <= 0 or not math.isfinite(c):
+        raise ValueError(f"the clipping scale c must be a finite number > 0, got {c!r}")
+    r = A.shape[0]
+    norms = np.linalg.norm(g @ A.T, axis=-1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("a row of a per-sample gradient is zero: row scaling needs non-zero rows")
+    return g * ((1 - delta) * math.sqrt(r) * c / norms)
+
+
+def formula_multiplier(delta: float, b: int, n: int, r: int) -> float:
+    """§5.1's noise multiplier, z = (1 - Delta) / (1 + Delta) sqrt(b / (n r))."""
+    return (1 - delta) / (1 + delta) * math.sqrt(b / (n * r))
+
+
+def lora_noise_std(S: np.ndarray, r: int) -> np.ndarray:
+    """Per-element standard deviation of the noise S (A^T A - I) added to a summed gradient S (Lemma 3.1)."""
+    return np.sqrt((np.sum(S * S, axis=-1, keepdims=True) + S * S) / r)
+
+
+def equivalent_multiplier(
+    geometry: str, b: int, n: int, m: int, r: int, delta: float, c: float, rng: np.random.Generator
+) -> dict[str, float]:
+    """Scale a batch of per-sample gradients as in eq. 22 and express LoRA's noise on their sum as a DP-SGD
+    multiplier: root-mean-square noise standard deviation over the clipping norm sqrt(n r) c."""
+    A = sample_projection(rng, r, m)
+    g = row_scale(per_sample_gradients(geometry, b, n, m, rng), A, delta, c)
+    sd = lora_noise_std(g.sum(axis=0), r)
+    clip = math.sqrt(n * r) * c
+    return {
+        "z_equivalent": float(np.sqrt(np.mean(sd**2)) / clip),
+        "z_formula": formula_multiplier(delta, b, n, r),
+        "largest_per_sample_norm": float(np.max(np.linalg.norm(g, axis=(1, 2))) / clip),
+    }
+
+
+def simultaneous_probabilities(
+    n: int, b: int, r: int, m: int, delta: float, structure: str, draws: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """Monte Carlo over A, for a batch of b per-sample gradients of n rows each, rows scaled as in eq. 22:
+
+    ``all_rows``: every row keeps its norm within a factor 1 +- Delta under x -> x A^T (the event that
+    eq. 23's union bound controls); ``frobenius``: every per-sample gradient's Frobenius norm lies in
+    [(1 - Delta)/(1 + Delta), 1] sqrt(n r) c (eq. 23's conclusion).  ``independent`` rows, or ``rank1``
+    per-sample gradients (each one's rows are multiples of one vector: a linear layer, one token).
+    """
+    rows_ok = frob_ok = 0
+    for _ in range(draws):
+        A = sample_projection(rng, r, m)
+        if structure == "independent":
+            x = rng.standard_normal((b, n, m))
+            ratio = np.linalg.norm(x @ A.T, axis=-1) / np.linalg.norm(x, axis=-1)
+        elif structure == "rank1":
+            x = rng.standard_normal((b, m))  # the n rows of a sample are multiples of its one input vector
+            ratio = np.repeat((np.linalg.norm(x @ A.T, axis=-1) / np.linalg.norm(x, axis=-1))[:, None], n, axis=1)
+        else:
+            raise ValueError(f"unknown structure {structure!r}; choose independent or rank1")
+        rows_ok += bool(np.all((ratio > 1 - delta) & (ratio < 1 + delta)))
+        # scaled rows have norm (1 - Delta) sqrt(r) c / ratio: Frobenius^2 / (n r c^2) = (1 - Delta)^2 mean(1 / ratio^2)
+        frob = (1 - delta) * np.sqrt(np.mean(1.0 / ratio**2, axis=1))
+        frob_ok += bool(np.all((frob >= (1 - delta) / (1 + delta)) & (frob <= 1.0)))
+    return {"all_rows": rows_ok / draws, "frobenius": frob_ok / draws}

@@ -1,0 +1,107 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # §5 checked: Johnson-Lindenstrauss, row scaling and the noise multiplier
+#
+# This page tests the steps by which paper A goes from LoRA's random projection to a DP-SGD
+# noise multiplier: Theorem 5.1 at the rank $r = \Delta^{-2}\log(2/p)$, its use for one
+# gradient row (eq. 22) and for a whole batch (eq. 23), the multiplier of §5.1 on batches of
+# per-sample gradients with controlled geometry, and what DP-SGD's accountants would certify
+# at that multiplier. The derivation is in {doc}`../book/paper_a/a5_row_scaling`.
+#
+# ```{admonition} Run it yourself
+# :class: tip
+# `make notebook NB=a5_row_scaling` re-executes this page in place at the default scale
+# (`cpu-small`, under a minute on a 2-core laptop).
+# ```
+
+# %% tags=["hide-input"]
+from myst_nb import glue
+
+from lorapriv_utils import ledger, plots
+from lorapriv_utils.chapters import a5_row_scaling
+from lorapriv_utils.numbers import display_table
+from lorapriv_utils.scale import current_scale
+
+scale = current_scale()
+print(f"scale {scale.name}: {scale.noise_draws:,} matrices per Monte Carlo check")
+
+# %% [markdown]
+# ## Theorem 5.1 (eqs. 19-21)
+#
+# $\|x A^\top\|^2/\|x\|^2$ is exactly $\chi^2_r/r$ for any $x$ and any input dimension, so the
+# two one-sided probabilities are chi-square tails; Monte Carlo with real Gaussian matrices
+# checks them ($m = 32$: the law does not depend on $m$).
+
+# %%
+jl = a5_row_scaling.jl_table([0.1, 0.25, 0.5], [0.01, 0.1, 0.5, 0.9], 32, scale)
+display_table(jl)
+
+# %% [markdown]
+# ## Eq. 23 at GPT-2 sizes
+#
+# $n = 768$ rows, batches of 8 to 32, ranks 8 and 16, $\Delta = 1/2$ ($p$ follows from
+# $r = \Delta^{-2}\log(2/p)$). The guarantee $1 - nbp$ against the probability, measured over
+# random $A$, that every row keeps its norm within $1 \pm \Delta$, and that every per-sample
+# Frobenius norm lands in eq. 23's interval; `independent` rows or `rank1` per-sample
+# gradients (every row a multiple of one input vector).
+
+# %%
+eq23 = a5_row_scaling.eq23_table(768, [8, 16, 32], [8, 16], 0.5, scale)
+display_table(eq23)
+
+# %% [markdown]
+# ## The multiplier of §5.1 (formula against measurement)
+#
+# Batches of 8 per-sample gradients ($n = 64$, $m = 256$) with four geometries, rows scaled as
+# in eq. 22 with $c = 1$, $\Delta = 1/2$. `z_equivalent` is the root-mean-square standard
+# deviation of LoRA's noise on the summed gradient over the clipping norm $\sqrt{nr}\,c$, over
+# 20 draws of $A$.
+
+# %%
+mult = a5_row_scaling.multiplier_table(8, 64, 256, [8, 16], 0.5, scale)
+display_table(mult)
+
+# %% mystnb={"figure": {"caption": "LoRA's noise on a row-scaled batch, expressed as a DP-SGD multiplier and divided by \u00a75.1's formula, for four geometries of the per-sample gradients and two ranks. When the per-sample gradients add up (orthogonal, random, correlated) the measured multiplier is at least the formula's; when they cancel, the noise vanishes with the batch gradient and the formula fails.", "name": "fig-a5-multiplier"}, "image": {"alt": "Dot chart with one row per geometry; orthogonal and random near 1.6, correlated near 4.5, cancelling at the left edge, circled, with a dashed line at 1."}}
+mult_fig = plots.multiplier_plot(mult)
+
+# %% [markdown]
+# ## What DP-SGD would certify at that multiplier
+#
+# Paper A's runs: a member set of one third of Penn Treebank's training lines, batch 8, 20
+# epochs, $\delta = 10^{-5}$. At the formula's multiplier only the RDP accountant returns a
+# number (Opacus's PRV and `dp-accounting`'s PLD cannot represent so little noise), and its
+# best Rényi order lies at the edge of the grid (`rdp_best_order_at_grid_edge`): no order gives
+# a useful bound. The multiplier that certifies $\varepsilon = 8$ is given with its
+# $\varepsilon$ from all three accountants.
+
+# %%
+acct = a5_row_scaling.accounting_table(768, [8, 16], 0.5)
+display_table(acct)
+
+# %% [markdown]
+# ## Verdicts
+#
+# Computed from the tables above and written to the claims ledger (see
+# {doc}`../book/claims_ledger`).
+
+# %% tags=["hide-input"]
+claims = a5_row_scaling.claims(jl, eq23, mult, acct, scale)
+ledger.save_claims(a5_row_scaling.KEY, claims)
+plots.save_figure(mult_fig, "a5_multiplier")
+for name, value in a5_row_scaling.key_numbers(eq23, mult, acct).items():
+    glue(name, value, display=False)
+ledger.claims_frame(claims)
