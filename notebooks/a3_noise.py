@@ -52,13 +52,14 @@ display_table(eq11)
 # %% [markdown]
 # ## Lemma 3.1: moments of one element, GPT-2 attention shape
 #
-# $m = 768$ (the input dimension of GPT-2's fused attention projection `c_attn`), a Gaussian
-# gradient row $q$, element $i = 0$. Monte Carlo values are standardised by the exact
-# standard deviation, so `var_ratio_mc` should be 1; skewness and excess kurtosis carry
-# batch-means error bars. The table is wide: it scrolls sideways.
+# $m = 768$ (the input dimension of GPT-2's fused attention projection `c_attn`), element
+# $i = 0$, for a Gaussian gradient row $q$ and for a `spike` row whose coordinate 0 carries
+# about half of $\|q\|^2$ (where the approximation $\|q\|^2/r$ can fail). Monte Carlo values
+# are standardised by the exact standard deviation, so `var_ratio_mc` should be 1; skewness
+# and excess kurtosis carry batch-means error bars. The table is wide: it scrolls sideways.
 
 # %%
-moments = a3_noise.moment_table(768, [1, 4, 16, 64], "gaussian", scale)
+moments = a3_noise.moment_tables(768, [("gaussian", [1, 4, 16, 64], True), ("spike", [1, 16], False)], scale)
 display_table(moments)
 
 # %% [markdown]

@@ -40,6 +40,16 @@ scale = current_scale()
 print(f"scale {scale.name}: {scale.mc_draws:,} Monte Carlo draws per estimate, root seed {scale.seed}")
 
 # %% [markdown]
+# ## Theorem A.1: the chi-square law itself
+#
+# Sums of $k$ squared standard normals (drawn as normals, not as chi-square variables)
+# against $\chi^2_k$: a Kolmogorov-Smirnov test, and their mean and variance with error bars.
+
+# %%
+law = aa_moments.chi2_law_table([1, 2, 5, 16, 64], scale)
+display_table(law)
+
+# %% [markdown]
 # ## Lemma A.2: chi-square raw moments (eqs. 26 and 28)
 #
 # Columns: the product form of eq. 26, the gamma form of eq. 28, `scipy.stats.chi2`, the
@@ -90,7 +100,7 @@ zscore_fig = plots.zscore_plot(
 # counted (see {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = aa_moments.claims(raw, diff, absc, scale)
+claims = aa_moments.claims(raw, diff, absc, law, scale)
 ledger.save_claims(aa_moments.KEY, claims)
 plots.save_figure(eq44_fig, "aa_eq44")
 for name, value in aa_moments.key_numbers(diff, absc).items():

@@ -15,10 +15,19 @@ def test_section4_claims(small):
     mc = a4_normal_law.monte_carlo_crosscheck([(64, 2)], small)
     assert (mc["z"].abs() < 4.5).all()
     dep = a4_normal_law.summand_dependence(small)
-    claims = a4_normal_law.claims(table, limits, fits, mc, dep, small)
+    general = a4_normal_law.general_rows_table([16, 4096], [1, 4])
+    claims = a4_normal_law.claims(table, limits, fits, mc, dep, general, small)
     assert {c.claim_id for c in claims} <= registered(a4_normal_law.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     numbers = a4_normal_law.key_numbers(table, limits, fits)
     assert numbers["a4_normal_law_tv_r_min"] > numbers["a4_normal_law_bound_r_min"]  # Lemma 4.2's bound broken
     assert numbers["a4_normal_law_m_max"] == 4096
-    assert verdicts == {"A-4.2": "fails", "A-4.2-rank": "holds", "A-4.3": "fails", "A-B.eq43-independence": "fails"}
+    assert verdicts == {
+        "A-4.2": "fails",
+        "A-4.2-rank": "holds",
+        "A-4.3": "fails",
+        "A-B.eq43-independence": "fails",
+        "A-4.2-general-q": "fails",
+        "A-B.eq46-CD": "fails",
+        "A-B.eq41": "holds",
+    }

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 from conftest import registered
 
@@ -11,6 +12,11 @@ def tables(tiny_scale):
     diff = aa_moments.chi2_difference_table([1, 3], [1, 2, 3], tiny_scale)
     absc = aa_moments.chi2_abs_central_table([1, 16, 64], tiny_scale)
     return raw, diff, absc
+
+
+@pytest.fixture
+def law(tiny_scale):
+    return aa_moments.chi2_law_table([1, 5], tiny_scale)
 
 
 def test_raw_moment_table(tables, tiny_scale):
@@ -41,8 +47,8 @@ def test_tables_are_deterministic(tiny_scale):
     assert a.equals(b)
 
 
-def test_claims_verdicts(tables, tiny_scale):
-    claims = {c.claim_id: c for c in aa_moments.claims(*tables, tiny_scale)}
+def test_claims_verdicts(tables, law, tiny_scale):
+    claims = {c.claim_id: c for c in aa_moments.claims(*tables, law, tiny_scale)}
     assert set(claims) == {"A-A.1", "A-A.2", "A-B.VG", "A-4.2-EV3", "A-4.2-eq44"}
     for claim_id in ("A-A.1", "A-A.2", "A-B.VG", "A-4.2-EV3"):
         assert claims[claim_id].verdict == "holds", claims[claim_id].checks
@@ -62,8 +68,8 @@ def test_key_numbers(tables):
     assert numbers["aa_moments_eq44_ratio_last"] > numbers["aa_moments_eq44_ratio_first"] >= 1
 
 
-def test_eq44_caveat_passes_when_the_tolerance_is_loose(tables, tiny_scale):
-    claims = {c.claim_id: c for c in aa_moments.claims(*tables, tiny_scale, approx_rtol=10.0)}
+def test_eq44_caveat_passes_when_the_tolerance_is_loose(tables, law, tiny_scale):
+    claims = {c.claim_id: c for c in aa_moments.claims(*tables, law, tiny_scale, approx_rtol=10.0)}
     assert claims["A-4.2-eq44"].verdict == "holds"
 
 
@@ -80,3 +86,12 @@ def test_plots(tables, tmp_path):
     assert path.read_bytes() == first  # byte-stable, so a committed figure does not churn
     with pytest.raises(ValueError, match="figure name"):
         plots.save_figure(fig, "../x", root=tmp_path)
+
+
+def test_the_chi2_law_table_detects_a_wrong_law(tiny_scale):
+    law = aa_moments.chi2_law_table([3], tiny_scale)
+    assert law["ks_p_value"].iloc[0] > 1e-3
+    from scipy import stats
+
+    draws = np.sum(np.random.default_rng(0).standard_normal((4000, 3)) ** 2, axis=1)
+    assert stats.kstest(draws, stats.chi2(4).cdf).pvalue < 1e-3  # the test can fail: a wrong k is rejected

@@ -111,5 +111,7 @@ def test_gradient_rows():
     rng = np.random.default_rng(0)
     assert np.array_equal(noise.gradient_row("uniform", 3, rng), np.ones(3))
     assert noise.gradient_row("heavy", 5, rng).shape == (5,)
+    spike = noise.gradient_row("spike", 16, rng)
+    assert spike[0] ** 2 / np.sum(spike**2) == pytest.approx(16 / 31)
     with pytest.raises(ValueError, match="unknown gradient kind"):
         noise.gradient_row("zipf", 3, rng)

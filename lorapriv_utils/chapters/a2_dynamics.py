@@ -202,7 +202,8 @@ def claims(
             scale=scale.name,
             checks=checks,
             note="The representation A^t = A0 (I + eta f_A(t)) is exact and the bound holds on the training runs, but "
-            "it fails for gradient sequences whose partial sums rotate: then ||f_A(t)|| grows linearly in t while "
+            "it fails for gradient sequences whose partial sums rotate: then ||f_A(t)|| grows (linearly in t to first "
+            "order in eta) while "
             "the bound stays below eta L^2 / (1 - eta^2 L^2).",
             summary=f"worst case: ||f_A|| = {worst.f_a_norm:.3g} against a bound of {worst.f_a_bound:.3g} "
             f"(angle {worst.angle}, T = {int(worst.steps)}, eta L = {worst.eta_L:.3g})",
@@ -223,16 +224,45 @@ def claims(
         )
         for r in natural.itertuples()
     ]
+    thresholds = drift_thresholds(drift)
+    checks += [
+        check_bound(
+            f"the approximation stays within 1% up to eta L = 1, i.e. for all eta < 1/L ({problem})",
+            at_1pct,
+            1.0,
+            direction=">=",
+            role="caveat",
+        )
+        for problem, at_1pct in zip(thresholds["problem"], thresholds["eta_L_at_0.01"], strict=True)
+    ]
+    rotating = adversarial[adversarial["eta_L"] <= small]
+    checks += [
+        check_bound(
+            f"eta ||f_A(T)|| <= 1% for rotating gradients with eta L <= {small} "
+            f"(angle {r.angle}, T={int(r.steps)}, lr={r.lr:.3g})",
+            r.lr * r.f_a_norm,
+            0.01,
+            role="caveat",
+        )
+        for r in rotating.itertuples()
+    ]
     out.append(
         Claim(
             claim_id="A-2.eq9",
             scale=scale.name,
             checks=checks,
-            note="L is the largest partial-sum norm of the gradients, which grows with training length when gradients "
-            "keep a direction: at a fixed learning rate, the approximation degrades as training goes on.",
+            note="Holds on the training runs only while eta L stays well below 1, a range paper A does not state: "
+            "LoRA and the frozen-A dynamics part ways beyond eta L of about 1. L is the largest partial-sum norm of "
+            "the gradients, which grows with training length when gradients keep a direction, so at a fixed "
+            "learning rate the approximation degrades as training goes on; for gradient sequences whose partial "
+            "sums rotate, the neglected term eta ||f_A|| is not small even at small eta L.",
             summary=f"drift grows like (eta L)^{slope:.2f} (95% interval {lo:.2f} to {hi:.2f}); largest drift with "
             f"eta L <= {small}: {tiny['drift'].max():.2g}; drift reaches 1% at eta L = "
-            + ", ".join(f"{v:.2g}" for v in drift_thresholds(drift)["eta_L_at_0.01"]),
+            + ", ".join(f"{v:.2g}" for v in thresholds["eta_L_at_0.01"])
+            + " and 10% at eta L = "
+            + ", ".join(f"{v:.2g}" for v in thresholds["eta_L_at_0.1"])
+            + f"; rotating gradients reach eta ||f_A|| = {(rotating['lr'] * rotating['f_a_norm']).max():.2g} "
+            f"at eta L <= {small}",
         )
     )
     return out

@@ -151,11 +151,16 @@ def limit_excess_kurtosis(r: int) -> float:
 
 
 def gradient_row(kind: str, m: int, rng: np.random.Generator) -> np.ndarray:
-    """A gradient row q of length m: ``uniform`` (all ones), ``gaussian`` or ``heavy`` (Student t, 3 d.o.f.)."""
+    """A gradient row q of length m: ``uniform`` (all ones), ``gaussian``, ``heavy`` (Student t, 3 d.o.f.) or
+    ``spike`` (all ones but q_0 = sqrt(m), so that q_0^2 carries about half of ||q||^2)."""
     if kind == "uniform":
         return np.ones(m)
+    if kind == "spike":
+        q = np.ones(m)
+        q[0] = math.sqrt(m)
+        return q
     if kind == "gaussian":
         return rng.standard_normal(m)
     if kind == "heavy":
         return rng.standard_t(3, m)
-    raise ValueError(f"unknown gradient kind {kind!r}; choose uniform, gaussian or heavy")
+    raise ValueError(f"unknown gradient kind {kind!r}; choose uniform, gaussian, heavy or spike")
