@@ -44,10 +44,12 @@ print(f"scale {scale.name}: {scale.noise_draws:,} matrices per Monte Carlo check
 #
 # $\|x A^\top\|^2/\|x\|^2$ is exactly $\chi^2_r/r$ for any $x$ and any input dimension, so the
 # two one-sided probabilities are chi-square tails; Monte Carlo with real Gaussian matrices
-# checks them ($m = 32$: the law does not depend on $m$).
+# checks them ($m = 32$: the law does not depend on $m$; at $p \le 10^{-6}$ Monte Carlo sees no
+# event and only bounds them). The grid reaches the very small $p$ that a union bound over a
+# training run needs.
 
 # %%
-jl = a5_row_scaling.jl_table([0.1, 0.25, 0.5], [0.01, 0.1, 0.5, 0.9], 32, scale)
+jl = a5_row_scaling.jl_table([0.1, 0.25, 0.5], [1e-15, 1e-12, 1e-9, 1e-6, 0.01, 0.1, 0.5, 0.9], 32, scale)
 display_table(jl)
 
 # %% [markdown]

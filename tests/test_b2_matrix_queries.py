@@ -21,6 +21,6 @@ def test_matrix_queries_chapter(tiny_scale):
         "B-2.not-dp": "holds",
         "B-2.mia": "holds",
         "B-2.lora-not-private": "holds",
-        "A-v8.dp-by-design": "fails",
+        "A-v8.dp-by-design": "fails",  # the laws do not overlap
     }
     assert b2.key_numbers(attacks, growth, residuals)["b2_matrix_queries_auc_min"] == 1

@@ -73,3 +73,10 @@ def test_simultaneous_probabilities():
     assert indep["all_rows"] < indep["frobenius"]
     with pytest.raises(ValueError, match="structure"):
         P.simultaneous_probabilities(4, 2, 2, 8, 0.5, "blocks", 1, rng)
+
+
+def test_jl_as_quoted_fails_for_very_small_p():
+    # without Matousek's constant the chi-square tail decays like (p/2)^c with c < 1
+    for p, holds in ((1e-9, True), (1e-12, False)):
+        upper, _ = P.jl_tails(0.5, P.jl_rank(0.5, p))
+        assert (upper <= p / 2) is holds

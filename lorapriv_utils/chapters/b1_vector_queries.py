@@ -105,6 +105,7 @@ def profile_table(cases: list[tuple[int, int, float]], eps_grid: list[float], sc
                     "delta_mc": mean,
                     "mc_se": se,
                     "z": (mean - q) / se if se > 0 else 0.0,
+                    "draws": losses.size,
                     "gaussian_equal_mse": float(wishart.gaussian_delta(eps, mu)),
                 }
             )
@@ -210,7 +211,10 @@ def _instrument_checks(law: pd.DataFrame, profile: pd.DataFrame, theorem: pd.Dat
         if r.mc_se > 0:
             checks.append(
                 check_estimate(
-                    f"quadrature vs Monte Carlo, {tag}", Estimate(r.delta_mc, r.mc_se, 1), r.delta, role="instrument"
+                    f"quadrature vs Monte Carlo, {tag}",
+                    Estimate(r.delta_mc, r.mc_se, int(r.draws)),
+                    r.delta,
+                    role="instrument",
                 )
             )
         checks.append(
@@ -229,7 +233,7 @@ def _instrument_checks(law: pd.DataFrame, profile: pd.DataFrame, theorem: pd.Dat
         checks.append(
             check_estimate(
                 f"quadrature vs Monte Carlo at eps_rho, d={r.d}, r={r.r}, rho={r.rho}",
-                Estimate(r.mc_delta_at_eps_theorem, se, 1),
+                Estimate(r.mc_delta_at_eps_theorem, se, int(r.mc_draws)),
                 r.exact_delta_at_eps_theorem,
                 role="instrument",
             )
@@ -289,26 +293,19 @@ def claims(
         )
         for r in applies.itertuples()
     ]
-    checks += [
-        check_bound(
-            f"eps_rho within a factor 2 of the exact eps at delta_rho, d={r.d}, r={r.r}, rho={r.rho}",
-            r.looseness,
-            2.0,
-            role="caveat",
-        )
-        for r in applies.itertuples()
-        if math.isfinite(r.looseness)
-    ]
     out.append(
         Claim(
             claim_id="B-1.theorem1",
             scale=scale.name,
             checks=checks + instruments,
-            summary=f"valid wherever its condition holds ({len(applies)} of {len(theorem)} grid points); eps_rho is "
-            f"{applies['looseness'].min():.3g} to {applies['looseness'].max():.3g} times the exact eps at delta_rho",
+            summary=f"valid at all {len(applies)} grid points where its condition holds (of {len(theorem)}, "
+            f"delta' = 1e-6), but loose: eps_rho is {applies['looseness'].min():.3g} to "
+            f"{applies['looseness'].max():.3g} times the exact eps at delta_rho",
             note="Reading tested: t_r is the Student-t quantile with r degrees of freedom and kappa_n the chi-square "
-            "quantile with n degrees of freedom (the blog post defines neither). delta_rho contains the "
-            "infinite-loss mass exactly; eps_rho grows with d + r and lies far above the exact eps.",
+            "quantile with n degrees of freedom (the blog post defines neither). The reading is supported by an "
+            "identity: the support term equals F_{t_r}(-rho sqrt(r) / sqrt(1 - rho^2)), so the theorem's condition "
+            "says that this term is below delta'. Checked on a grid only; rho is a minimum alignment, and we have "
+            "not checked that the loss is monotone in rho.",
         )
     )
 

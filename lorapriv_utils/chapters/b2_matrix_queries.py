@@ -133,10 +133,13 @@ def claims(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame,
             scale=scale.name,
             checks=checks,
             summary=f"V^T M V is symmetric under the true query (residual at most {true_max:.2g}) and not under the "
-            f"other world's (at least {wrong_min:.2g}): the two output laws do not overlap, and the audit's eps lower "
-            f"bound grows with the trials ({eps_top:.3g} at {trials_top} trials)",
+            f"other world's (at least {wrong_min:.2g}): the two output laws do not overlap. The audit's bound "
+            f"({eps_top:.3g} at {trials_top} trials, delta = 0, threshold chosen on the same trials) is set by the "
+            "number of trials alone, since no trial errs",
             note="The attack needs no knowledge of A: M is symmetric, so V^T (M V) must be symmetric for the true V. "
-            "Output laws that do not overlap rule out (eps, delta)-DP for every finite eps and delta < 1.",
+            "Output laws that do not overlap rule out (eps, delta)-DP for every finite eps and delta < 1. Tested "
+            "under add/remove-one-sample adjacency (a rank-one change of V); paper B's one-column argument, that "
+            "the other columns reveal M and hence the differing column, is not tested separately.",
         )
     )
 
@@ -149,9 +152,9 @@ def claims(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame,
             claim_id="B-2.mia",
             scale=scale.name,
             checks=checks,
-            summary=f"AUC {attacks['auc'].min():.4g} to {attacks['auc'].max():.4g} over {len(attacks)} settings and "
-            f"both threat models ({int(attacks['trials'].iloc[0])} trials each); perfectly separated in "
-            f"{int(attacks['separated'].sum())} of {len(attacks)}",
+            summary=f"AUC {attacks['auc'].min():.4g} to {attacks['auc'].max():.4g} over {len(attacks) // 2} "
+            f"settings and both attacks ({int(attacks['trials'].iloc[0])} trials each); perfectly separated in "
+            f"{int(attacks['separated'].sum())} of {len(attacks)} setting-attack pairs",
             note="Measured on the mechanism itself (one release of a linear layer's batch gradient, the other samples "
             "known), not on a trained network.",
         )
@@ -171,11 +174,13 @@ def claims(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame,
             claim_id="B-2.lora-not-private",
             scale=scale.name,
             checks=checks,
-            summary=f"whether A ships with the adapter or stays secret, every trial is told apart; the total-variation "
+            summary=f"whether the adapter ships A or only the merged weights are released, every trial is told apart; "
+            f"the total-variation "
             f"distance between the two worlds is at least {attacks['tv_low'].min():.3g} (95% confidence, limited "
             f"only by the {int(attacks['trials'].iloc[0])} trials)",
             note="With A known, B's update V^T A^T is a deterministic function of the data: no privacy at all. With A "
-            "secret, the symmetry of M gives it away. Noise-free LoRA steps protect nothing.",
+            "secret but the merged weights released, the symmetry of M gives membership away. A release of B alone "
+            "with A secret is not tested here.",
         )
     )
 
@@ -187,15 +192,6 @@ def claims(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame,
             1e-9,
         )
     ]
-    checks += [
-        check_bound(
-            f"the attack errs at least once, as a finite eps forces in the long run, r={r.r}, b={r.b}, {r.gradient}",
-            float(not r.separated),
-            1.0,
-            direction=">=",
-        )
-        for r in secret.itertuples()
-    ]
     out.append(
         Claim(
             claim_id="A-v8.dp-by-design",
@@ -204,9 +200,11 @@ def claims(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame,
             summary=f"ranks {sorted({int(v) for v in secret['r']})}, batch sizes "
             f"{sorted({int(v) for v in secret['b']})}: every trial told apart; audit eps >= {eps_top:.3g} at "
             f"{trials_top} trials and growing without bound",
-            note="Tested on one noise-free LoRA step with A frozen (the release paper B analyses), white-box as in "
-            "the DP game. Paper A's v8-v9 text was not available to us; if its guarantee rests on added noise or on "
-            "hiding more than A, this verdict does not apply to it. A test on a trained GPT-2 is pending.",
+            note="Tested on one noise-free LoRA step with A frozen, white-box as in the DP game, for releases from "
+            "which M V can be computed: the merged weights, or the adapter with A. A release of B alone with A kept "
+            "secret (B^T = -eta A V, a random sketch of V) is not tested: there the symmetry test says nothing. "
+            "Paper A's v8-v9 text was not available to us; if its guarantee concerns that release, or rests on "
+            "added noise, this verdict does not apply to it. A test on a trained GPT-2 is pending.",
         )
     )
     return out
@@ -216,7 +214,7 @@ def key_numbers(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataF
     """The numbers the chapter's takeaway quotes (glued by the notebook)."""
     numbers = {
         "auc_min": attacks["auc"].min(),
-        "settings": len(attacks),
+        "settings": len(attacks) // 2,
         "trials": attacks["trials"].iloc[0],
         "eps_low_top": growth["eps_low"].iloc[-1],
         "trials_top": growth["trials"].iloc[-1],

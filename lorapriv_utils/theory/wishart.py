@@ -153,8 +153,12 @@ def loss_samples_direct(pair: VectorPair, n: int, rng: np.random.Generator) -> n
 
 
 def infinite_loss_mass(pair: VectorPair) -> float:
-    """P_x(<y, x'> <= 0) = E_X[Phi(-rho sqrt(X) / sqrt(1 - rho^2))], X ~ chi^2_r: mass where p_x' is 0."""
-    return _grid(pair, NODES)[3]
+    """P_x(<y, x'> <= 0) = E_X[Phi(-rho sqrt(X) / sqrt(1 - rho^2))], X ~ chi^2_r: mass where p_x' is 0.
+
+    Z / sqrt(X / r) is Student-t with r degrees of freedom, so this is exactly F_{t_r}(-rho sqrt(r) / sigma):
+    accurate far into the tail, where a quadrature would underflow.
+    """
+    return float(stats.t.cdf(-pair.rho * math.sqrt(pair.r) / pair.sigma, pair.r))
 
 
 NODES = 401  # per dimension; hockey_stick(..., nodes=2 * NODES - 1) is the convergence check
@@ -206,7 +210,7 @@ def _grid(pair: VectorPair, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     weight = w[:, None] * tail * w[None, :]
     a, k, _ = _loss_parts(pair, np.broadcast_to(X, Z.shape), Z)
     keep = np.isfinite(a) & np.isfinite(k)
-    return a[keep], k[keep], weight[keep], float(np.sum(w * (1.0 - tail[:, 0])))
+    return a[keep], k[keep], weight[keep], infinite_loss_mass(pair)
 
 
 def hockey_stick(eps: float | np.ndarray, pair: VectorPair, nodes: int = NODES) -> np.ndarray:
