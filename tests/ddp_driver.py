@@ -24,8 +24,8 @@ SCALE = replace(
     engine=replace(
         SCALES["cpu-small"].engine,
         model=TINY,
-        dense=Hparams(epochs=1, lr=1e-3, batch_size=16),
-        lora=Hparams(epochs=1, lr=1e-2, batch_size=16),
+        dense=Hparams(epochs=1, lr_grid=(1e-3, 3e-3), batch_size=16),
+        lora=Hparams(epochs=1, lr_grid=(1e-2, 3e-2), batch_size=16),
         max_texts_per_part=60,
         max_validation_texts=30,
         synthetic_count=200,

@@ -25,5 +25,12 @@ def test_throughputs_are_positive(monkeypatch):
 
 
 def test_training_throughput_compares_with_trainer():
-    rates = bench.training_throughput(steps=2, batch_size=2)
-    assert rates["ours_tokens_per_s"] > 0 and rates["trainer_tokens_per_s"] > 0
+    rates = bench.training_throughput(steps=2, batch_size=2, repeats=2)
+    assert len(rates["ours"]) == len(rates["trainer"]) == 2 and min(rates["ours"] + rates["trainer"]) > 0
+    assert "median" not in bench._spread([1.0, 2.0, 3.0]) and "3 runs" in bench._spread([1.0, 2.0, 3.0])
+
+
+def test_rowscale_cost_runs_each_method_in_its_own_process():
+    cost = bench.rowscale_cost(repeats=1, texts=16)
+    assert set(cost) == {"none", "lora", "rowscale"} and cost["none"][0][0] == 0.0
+    assert cost["rowscale"][0][0] > 0 and cost["rowscale"][0][1] > 0

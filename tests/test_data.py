@@ -24,12 +24,13 @@ def test_synthetic_emails_are_deterministic_and_carry_pii():
 def test_local_jsonl_and_csv(tmp_path):
     folder = tmp_path / "enron"
     folder.mkdir()
-    (folder / "a.jsonl").write_text("\n".join(json.dumps({"id": i, "text": f"mail {i}"}) for i in range(15)))
+    (folder / "a.jsonl").write_text("\n".join(json.dumps({"id": i, "text": f"mail number {i}"}) for i in range(15)))
     (folder / "b.csv").write_text("text,other\nfrom csv one,x\nfrom csv two,y\n")
     corpus = data.load_corpus("enron", data_dir=tmp_path, seed=0)
-    assert len(corpus.train) + len(corpus.validation) == 17
-    assert len(corpus.validation) == round(0.1 * 17)
-    assert set(corpus.train + corpus.validation) >= {"from csv one", "mail 3"}
+    assert len(corpus.train) == 17 and corpus.validation is None  # the validation cut comes after de-duplication
+    split = data.split_corpus(corpus, seed=0)
+    assert len(split.validation) == round(0.1 * 17)
+    assert set(split.members + split.auxiliary + split.nonmembers + split.validation) <= set(corpus.train)
 
 
 def test_local_file_without_the_text_field(tmp_path):
@@ -58,23 +59,87 @@ def test_no_hub_access_is_one_clear_error(monkeypatch):
     def offline(*args, **kwargs):
         raise OSError("connection refused")
 
+    monkeypatch.setattr(data, "check_hub_reachable", lambda timeout=5.0: None)  # the host answers, the download fails
     monkeypatch.setattr(datasets, "load_dataset", offline)
     with pytest.raises(ConnectionError, match="without hub access use a local data folder"):
         data.load_corpus("pubmed", hub=True)
 
 
+def _corpus(texts, validation=None):
+    return data.Corpus("test", texts, validation)
+
+
 def test_split_is_disjoint_deduplicated_and_reproducible():
-    texts = [f"t{i}" for i in range(30)] + ["t1", "t2"]
-    split = data.split_three_ways(texts, seed=5)
+    texts = [f"text number {i} of the test corpus" for i in range(30)] + ["text number 1 of the test corpus"]
+    split = data.split_corpus(_corpus(texts, ["a validation text"]), seed=5)
     parts = [split.members, split.auxiliary, split.nonmembers]
-    assert [len(p) for p in parts] == [10, 10, 10]
-    assert len(set().union(*map(set, parts))) == 30
-    assert data.split_three_ways(texts, seed=5) == split
-    assert data.split_three_ways(texts, seed=6).hashes != split.hashes
+    assert [len(p) for p in parts] == [10, 10, 10] and split.validation == ["a validation text"]
+    assert len(set().union(*map(set, parts))) == 30 and split.dedup["exact_duplicates"] == 1
+    assert data.split_corpus(_corpus(texts, ["a validation text"]), seed=5) == split
+    assert data.split_corpus(_corpus(texts, ["a validation text"]), seed=6).hashes != split.hashes
+    assert set(split.hashes) == {"members", "auxiliary", "nonmembers", "validation"}
     with pytest.raises(ValueError, match="fractions"):
-        data.split_three_ways(texts, 0, (0.5, 0.5, 0.5))
+        data.split_corpus(_corpus(texts), 0, (0.5, 0.5, 0.5))
     with pytest.raises(ValueError, match="distinct"):
-        data.split_three_ways(["a", "a"], 0)
+        data.split_corpus(_corpus(["a", "a"], []), 0)
+
+
+def test_line_wrap_variants_and_near_duplicates_are_one_text():
+    body = "given the difficulty we are having getting our gas from the pipeline at the hub please call them on monday"
+    wrapped = body.replace(" getting", "\ngetting").replace(" please", "\r\nplease").upper()
+    near = body.replace("monday", "tuesday")  # one word of twenty differs: word 5-gram Jaccard 0.83
+    far = "a different message about the quarterly review of the vendor file and the account statement"
+    keep, counts = data.deduplicate([body, wrapped, near, far])
+    assert keep == [0, 3] and counts == {"texts": 4, "exact_duplicates": 1, "near_duplicates": 1}
+    assert data.normalize_text(wrapped) == data.normalize_text(body)
+    assert data.deduplicate([body, near], threshold=0.95)[0] == [0, 1]  # below a stricter threshold: two texts
+
+
+def test_no_member_text_recurs_in_any_other_part():
+    """Members, auxiliary, non-members and validation stay apart after normalisation and near-duplicate removal,
+    also when the corpus is full of line-wrap variants and its validation split repeats training texts."""
+    rng = np.random.default_rng(0)
+    words = [f"w{k}" for k in range(400)]
+    base = [" ".join(rng.choice(words, 30)) for _ in range(120)]
+    variants = [t.replace(" ", "\n", 3).upper() for t in base[:40]]
+    split = data.split_corpus(_corpus(base + variants, base[100:110] + ["fresh validation text here"]), seed=1)
+    normal = [{data.normalize_text(t) for t in p} for p in (split.members, split.auxiliary, split.nonmembers)]
+    validation = {data.normalize_text(t) for t in split.validation}
+    assert validation == {"fresh validation text here"}  # validation texts that repeat training texts are dropped
+    assert not (normal[0] & normal[1] or normal[0] & normal[2] or normal[1] & normal[2] or normal[0] & validation)
+    pooled = split.members + split.auxiliary + split.nonmembers + split.validation
+    assert data.deduplicate(pooled)[1]["exact_duplicates"] + data.deduplicate(pooled)[1]["near_duplicates"] == 0
+
+
+def test_text_windows_predict_every_token_once():
+    windows = data.text_windows([list(range(10)), [5, 6], list(range(4))], context=4)
+    assert windows.owner.tolist() == [0, 0, 0, 1, 2]
+    assert windows.ids[:3].tolist() == [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7, 8, 9]]
+    assert windows.ids[3].tolist() == [5, 6, -1, -1]
+    predicted = sum(int((row >= 0).sum()) - 1 for row in windows.ids)
+    assert predicted == 9 + 1 + 3  # every token after a text's first, once
+    assert windows.texts_with_several_windows == 1
+    assert windows.first_windows().owner.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="at least 2"):
+        data.text_windows([[1]], context=4)
+
+
+def test_the_hub_is_tried_once_and_the_error_names_the_local_alternative(monkeypatch):
+    import socket
+
+    import datasets
+
+    tries = []
+
+    def refuse(*args, **kwargs):
+        tries.append(args)
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("no download without a connection"))
+    with pytest.raises(ConnectionError, match="--hub: cannot reach huggingface.co.*--data-dir"):
+        data.load_corpus("pubmed", hub=True)
+    assert len(tries) == 1
 
 
 def test_blocks():

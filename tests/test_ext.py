@@ -48,3 +48,16 @@ def test_build_provenance_reads_git(tmp_path):
     commit, _ = build_footer.build_provenance(REPO)
     expected = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     assert commit == expected
+
+
+def test_the_ledger_is_read_once_per_build(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    import lorapriv_ledger
+
+    calls = []
+    monkeypatch.setattr(lorapriv_ledger, "load_ledger", lambda folder: calls.append(folder) or [])
+    app = SimpleNamespace(srcdir=str(tmp_path))
+    for page in ("a", "b", "c"):
+        assert lorapriv_ledger._ledger_rows(app, page) == {}
+    assert len(calls) == 1

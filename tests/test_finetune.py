@@ -125,10 +125,11 @@ def test_bad_method_or_rank(base, method, rank, match):
 
 def test_default_hyperparameters_come_from_the_scale_record():
     paper = SCALES["paper"].engine
-    assert finetune.default_train_config(paper, "full", 0).lr == 1e-5
+    assert finetune.default_train_config(paper, "full", 0).lr == 1e-5  # the middle of the sweep: the paper's rate
+    assert finetune.default_train_config(paper, "lora", 0, lr=3e-4).lr == 3e-4
     assert finetune.default_train_config(paper, "lora", 0).epochs == 20
     small = finetune.default_train_config(SCALES["cpu-small"].engine, "dpsgd", 3)
-    assert (small.lr, small.epochs, small.batch_size, small.seed) == (1e-2, 6, 16, 3)
+    assert (small.lr, small.epochs, small.batch_size, small.seed) == (1e-2, 4, 16, 3)
 
 
 @pytest.mark.parametrize("method", ["full", "lora", "flora"])
@@ -158,3 +159,36 @@ def test_bf16_autocast_trains_close_to_float32(base, blocks, fresh_accelerate_st
         losses = block_losses(model, blocks)
         assert not np.array_equal(losses, reference)  # bf16 arithmetic really ran
         assert np.allclose(losses, reference, rtol=1e-3)
+
+
+def _flora_adamw_steps(base, blocks, reset: bool):
+    """Two AdamW steps of FLoRA; returns, for the second step, B after the step and Adam's first-step rule."""
+    eta, batch = 1e-2, torch.as_tensor(blocks[:4])
+    flora, params, hook = finetune.prepare(copy.deepcopy(base), "flora", rank=4, seed=3)
+    optimizer = torch.optim.AdamW(params, lr=eta, weight_decay=0.0)
+    layer = finetune.lora_layers(flora)[0]
+    for _ in range(2):
+        loss = flora(input_ids=batch, labels=batch).loss
+        (g_b,) = torch.autograd.grad(loss, [layer.lora_B["default"].weight], retain_graph=True)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        b_after = layer.lora_B["default"].weight.detach().clone()
+        hook(optimizer if reset else None)
+    return b_after, -eta * g_b / (g_b.abs() + 1e-8)  # Adam's first step from fresh moments (B starts at 0)
+
+
+def test_flora_resets_adamw_at_every_resampling(base, blocks):
+    """Every FLoRA step with AdamW is a first Adam step under a fresh A: moments do not carry across As."""
+    b_after, fresh = _flora_adamw_steps(base, blocks, reset=True)
+    assert torch.allclose(b_after, fresh, atol=1e-6)
+    carried, fresh_rule = _flora_adamw_steps(base, blocks, reset=False)
+    assert not torch.allclose(carried, fresh_rule, atol=1e-4)  # without the reset the rule fails: the test can fail
+
+
+def test_the_training_loop_hands_the_optimizer_to_the_hook(base, blocks, monkeypatch):
+    seen = []
+    monkeypatch.setattr(finetune, "reset_optimizer_state", lambda optimizer, params: seen.append(optimizer))
+    cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=0)
+    finetune.fine_tune(copy.deepcopy(base), "flora", blocks, cfg, rank=2)
+    assert len(seen) == 3 and all(isinstance(o, torch.optim.AdamW) for o in seen)

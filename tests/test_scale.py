@@ -42,7 +42,10 @@ def test_one_record_holds_the_engine_settings():
     assert small.engine.model.n_embd < large.engine.model.n_embd < paper.engine.model.n_embd
     assert paper.engine.model.hub_id == "gpt2" and small.engine.model.hub_id is None
     assert paper.engine.datasets == ("ptb", "enron", "pubmed")  # paper A's three corpora
-    assert (paper.engine.dense.epochs, paper.engine.dense.lr, paper.engine.dense.batch_size) == (20, 1e-5, 8)
+    assert (paper.engine.dense.epochs, paper.engine.dense.batch_size) == (20, 8)
+    assert 1e-5 in paper.engine.dense.lr_grid and 1e-4 in paper.engine.lora.lr_grid  # the paper's rates are swept
+    with pytest.raises(ValueError, match="lr_grid"):
+        scale.Hparams(epochs=1, lr_grid=(), batch_size=8)
     assert small.engine.hparams(ranked=True) == small.engine.lora
     assert small.engine.hparams(ranked=False) == small.engine.dense
 

@@ -25,18 +25,6 @@ ATTACKS = ("secret_A", "released_A")
 _ATTACK, _GROWTH, _RESIDUAL = 1, 2, 3
 
 
-def _tv_lower_bound(scores_in: np.ndarray, scores_out: np.ndarray, confidence: float = 0.95) -> float:
-    """A lower confidence bound on TV(P_in, P_out) from the best threshold: TPR_low - FPR_high."""
-    best = 0.0
-    level = 1 - (1 - confidence) / 2
-    for threshold in np.unique(np.concatenate([scores_in, scores_out])):
-        tp, fp = int(np.sum(scores_in >= threshold)), int(np.sum(scores_out >= threshold))
-        tpr_low, _ = audit.clopper_pearson(tp, scores_in.size, 2 * level - 1)
-        _, fpr_high = audit.clopper_pearson(fp, scores_out.size, 2 * level - 1)
-        best = max(best, tpr_low - fpr_high)
-    return best
-
-
 def attack_table(cases: list[tuple[int, int, int, int, str]], scale: Scale) -> pd.DataFrame:
     """For each (d, n, r, b, kind): AUC, whether the scores separate perfectly, the TV lower bound and the
     audit's epsilon lower bound, per attack, over ``scale.attack_trials`` trials."""
@@ -59,7 +47,7 @@ def attack_table(cases: list[tuple[int, int, int, int, str]], scale: Scale) -> p
                     "trials": member.size,
                     "auc": float(roc_auc_score(member, res[name])),
                     "separated": bool(s_in.min() > s_out.max()),
-                    "tv_low": _tv_lower_bound(s_in, s_out),
+                    "tv_low": audit.tv_lower_bound(s_in, s_out),
                     "eps_low": audit.audit_scores(s_in, s_out).epsilon_low,
                 }
             )

@@ -1,4 +1,11 @@
-"""The membership-inference command line: ``python -m lorapriv_utils run --scale cpu-small --methods all``."""
+"""The membership-inference command line.
+
+``python -m lorapriv_utils run --scale cpu-small --methods all`` runs a grid (resumable);
+``python -m lorapriv_utils table RESULTS_DIR [--csv]`` prints the summary table of its results;
+``python -m lorapriv_utils audit --methods lora,rowscale,dpsgd --ranks 8`` audits methods with canaries.
+Arguments are checked before torch is imported, so a mistake is reported in well under a second,
+with the option it concerns.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +15,45 @@ import sys
 from pathlib import Path
 
 from ..scale import SCALES, get_scale
-from . import data, finetune, runner
+from . import data, grid, report
+from .canary import CanaryConfig
 
 
-def _list(text: str, every: tuple[str, ...]) -> list[str]:
-    return list(every) if text == "all" else [t.strip() for t in text.split(",") if t.strip()]
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a membership-inference grid (resumable)")
+def _grid_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--scale", default=os.environ.get("LORAPRIV_SCALE") or "cpu-small", choices=list(SCALES))
     run.add_argument(
         "--datasets",
         default=None,
         help=f"comma list or 'all' ({', '.join(data.DATASETS)}); default: the scale's own list",
     )
-    run.add_argument("--methods", default="all", help=f"comma list or 'all' ({', '.join(finetune.METHODS)})")
-    run.add_argument("--ranks", default="8,16", help="LoRA ranks for lora, flora and dpsgd")
+    run.add_argument("--methods", default="all", help=f"comma list or 'all' ({', '.join(grid.METHODS)})")
+    run.add_argument(
+        "--ranks",
+        default=None,
+        help=f"ranks of {', '.join(grid.RANKED)} (default {','.join(map(str, grid.DEFAULT_RANKS))})",
+    )
     run.add_argument("--seeds", default="0")
     run.add_argument("--out", type=Path, default=Path("results"))
     run.add_argument("--data-dir", default=os.environ.get(data.DATA_ENV_VAR), help="folder with enron/ and pubmed/")
     run.add_argument("--hub", action="store_true", help="load corpora from the Hugging Face hub (needs internet)")
     run.add_argument("--shard", default="0/1", help="i/n: run every n-th cell starting at i")
     run.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    run.add_argument(
+        "--reference",
+        default="same",
+        choices=list(grid.REFERENCES),
+        help="eq. 24's reference model: the target's own method and hyperparameters on the auxiliary part "
+        "(same, calibrated; default) or full fine-tuning there (full)",
+    )
     run.add_argument("--optimizer", choices=["adamw", "sgd"], help="override every method's optimiser (default adamw)")
-    run.add_argument("--lr", type=float, help="override every method's learning rate")
+    run.add_argument("--lr", type=float, help="fix every method's learning rate (default: each method's sweep)")
     run.add_argument("--epochs", type=int, help="override every method's number of epochs")
+    run.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads for torch (default: all cores); give each of several shards on one machine its share",
+    )
     run.add_argument(
         "--accelerate",
         action="store_true",
@@ -43,25 +61,70 @@ def build_parser() -> argparse.ArgumentParser:
         "lorapriv_utils run ... --accelerate` for several GPUs)",
     )
     run.add_argument("--no-progress", action="store_true")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    _grid_arguments(sub.add_parser("run", help="run a membership-inference grid (resumable)"))
+    audit = sub.add_parser("audit", help="audit methods with canaries in one training run (epsilon lower bounds)")
+    _grid_arguments(audit)
+    audit.add_argument("--canaries", type=int, default=CanaryConfig.canaries, help="canaries, each in w.p. 1/2")
+    audit.add_argument(
+        "--guesses", type=int, default=CanaryConfig.guesses_each_side, help="guesses on each side (in and out)"
+    )
+    audit.add_argument("--noise-multiplier", type=float, default=None, help="DP-SGD's sigma for dpsgd cells")
+    table = sub.add_parser("table", help="print the summary table of a results folder")
+    table.add_argument("results", type=Path, help="a results folder (the --out of run) or one scale's subfolder")
+    table.add_argument("--csv", action="store_true", help="print CSV instead of an aligned table")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    import transformers
+def check_run_arguments(args: argparse.Namespace) -> tuple:
+    """Every check that needs no torch; returns the scale and this shard's cells."""
+    scale = get_scale(args.scale)
+    datasets = (
+        grid.parse_list("--datasets", args.datasets, data.DATASETS) if args.datasets else list(scale.engine.datasets)
+    )
+    methods = grid.check_methods(grid.parse_list("--methods", args.methods, grid.METHODS))
+    grid.check_ranks_given(args.ranks is not None, methods)
+    ranks = grid.parse_ints("--ranks", args.ranks, 1) if args.ranks is not None else list(grid.DEFAULT_RANKS)
+    seeds = grid.parse_ints("--seeds", args.seeds, 0)
+    shard = grid.parse_shard(args.shard)
+    if args.lr is not None and not args.lr > 0:
+        raise ValueError(f"--lr: must be > 0, got {args.lr}")
+    if args.epochs is not None and args.epochs < 1:
+        raise ValueError(f"--epochs: must be >= 1, got {args.epochs}")
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads: must be >= 1, got {args.threads}")
+    cells = grid.plan(datasets, methods, ranks, seeds)
+    grid.check_ranks(cells, scale)
+    for name in datasets:  # a missing local data folder, in one line
+        if name in data.LOCAL_DATASETS and not args.hub:
+            data.local_files(name, args.data_dir)
+    if args.hub or scale.engine.model.hub_id:  # hub data, or the paper scale's GPT-2 weights
+        data.check_hub_reachable()  # one attempt, not a retry storm
+    return scale, grid.shard(cells, *shard)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        scale, cells = check_run_arguments(args)
+        canaries = None
+        if args.command == "audit":
+            canaries = CanaryConfig(canaries=args.canaries, guesses_each_side=args.guesses)
+            if args.noise_multiplier is not None and not args.noise_multiplier > 0:
+                raise ValueError(f"--noise-multiplier: must be > 0, got {args.noise_multiplier}")
+    except (ValueError, FileNotFoundError, ConnectionError) as err:
+        parser.error(str(err))
+    import transformers  # torch comes in here, after every argument is known to be good
+
+    from . import runner
 
     transformers.logging.set_verbosity_error()  # keep our own progress bars readable
     transformers.logging.disable_progress_bar()
     try:
-        scale = get_scale(args.scale)
-        datasets = _list(args.datasets, data.DATASETS) if args.datasets else list(scale.engine.datasets)
-        methods = _list(args.methods, finetune.METHODS)
-        ranks = [int(r) for r in args.ranks.split(",") if r.strip()]
-        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-        index, count = (int(x) for x in args.shard.split("/"))
-        cells = runner.shard(runner.plan(datasets, methods, ranks, seeds), index, count)
-        runner.check_ranks(cells, scale)
+        runner.set_threads(args.threads)
         work = runner.Runner(
             scale,
             args.out,
@@ -71,17 +134,42 @@ def main(argv: list[str] | None = None) -> int:
             device=args.device,
             progress=not args.no_progress,
             accelerate=args.accelerate,
+            reference=args.reference,
         )
-        for method in methods:  # fail early on an impossible learning rate or epoch count
-            work.train_config(method, seeds[0] if seeds else 0)
-        for name in datasets:  # fail early, with one line, on a missing local data folder
-            if name in data.LOCAL_DATASETS and not args.hub:
-                data.local_files(name, args.data_dir)
-        work.run(cells)
+        if canaries is not None:
+            from dataclasses import replace
+
+            dp = work.engine.dp
+            if args.noise_multiplier is not None:
+                dp = replace(dp, noise_multiplier=args.noise_multiplier)
+            for cell in cells:
+                done = runner.run_audit(work, cell, canaries, dp)["audit"]
+                print(
+                    f"{cell.name}: {done['right']} of {done['guesses']} guesses right on {done['canaries']} canaries, "
+                    f"epsilon >= {done['epsilon_lower_bound']:.3f} (delta {done['delta']:g}, "
+                    f"{done['confidence']:.0%} confidence); canary AUC {done['auc']:.3f}"
+                )
+            return 0
+        records = work.run(cells)
     except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
         parser.error(str(err))
-    print(f"{len(cells)} cells done; results in {args.out / scale.name}")
+    if work.accelerator is None or work.accelerator.is_main_process:
+        print(report.as_text(report.summary_rows(records)))
+        print(f"{len(cells)} cells done; results in {args.out / scale.name}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "table":
+        try:
+            rows = report.summary_rows(report.load_records(args.results))
+        except FileNotFoundError as err:
+            parser.error(str(err))
+        print(report.as_csv(rows) if args.csv else report.as_text(rows), end="" if args.csv else "\n")
+        return 0
+    return run(args, parser)
 
 
 if __name__ == "__main__":

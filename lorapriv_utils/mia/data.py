@@ -12,10 +12,18 @@ Corpora (``DATASETS``):
   numbers, account numbers planted in realistic messages), deterministic by seed and
   labelled synthetic, so that the default run covers the e-mail domain with no external data.
 
-The protocol: a corpus's training texts are de-duplicated, shuffled with a fixed seed and
-cut into three disjoint parts (members used for fine-tuning, an auxiliary part for the
-reference model, non-members).  :func:`split_three_ways` asserts disjointness through content
-hashes and returns the hashes that go into every result manifest.
+The protocol (:func:`split_corpus`): a corpus's texts, validation included, are de-duplicated
+on normalised text (case, whitespace and line wraps ignored) and for near duplicates (word
+5-gram Jaccard similarity at least ``NEAR_DUPLICATE_JACCARD``), *before* any cut.  A local corpus
+without a validation split then gives 10% of its texts to validation; the training texts are
+shuffled with a fixed seed and cut into three disjoint parts (members used for fine-tuning, an
+auxiliary part for the reference model and the learning-rate sweep, non-members).  The split
+asserts that no member's normalised text occurs in any other part and returns a content hash of
+each part, validation included, for the result manifests and the staleness key.
+
+The unit of the attack is a text: :func:`text_windows` cuts each tokenized text into windows of
+at most the model's context (consecutive windows overlap by one token, so every token after the
+first is predicted exactly once) and remembers which text each window belongs to.
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ import csv
 import datetime
 import hashlib
 import json
+import os
+import re
+import socket
+import unicodedata
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,13 +55,17 @@ HUB_DATASETS = {
 }
 VALIDATION_FRACTION = 0.1  # for local corpora that come without a validation split
 DATA_ENV_VAR = "LORAPRIV_DATA_DIR"
+NEAR_DUPLICATE_JACCARD = 0.8  # word 5-gram Jaccard similarity at which two texts count as one
+SHINGLE_WORDS = 5
 
 
 @dataclass
 class Corpus:
+    """A corpus's texts; ``validation`` is None when the source has no validation split of its own."""
+
     name: str
     train: list[str]
-    validation: list[str]
+    validation: list[str] | None
     provenance: dict = field(default_factory=dict)
 
 
@@ -56,9 +73,9 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _check_name(name: str) -> str:
+def check_name(name: str) -> str:
     if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+        raise ValueError(f"--datasets: unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
     return name
 
 
@@ -123,24 +140,35 @@ def local_files(name: str, data_dir: Path | str | None) -> list[Path]:
     return _data_files(folder)
 
 
-def load_local(name: str, data_dir: Path | str | None, seed: int = 0) -> Corpus:
-    """Enron or PubMed from ``<data_dir>/<name>/``; 10% of the texts (seeded) become the validation split."""
+def load_local(name: str, data_dir: Path | str | None) -> Corpus:
+    """Enron or PubMed from ``<data_dir>/<name>/``; the validation cut is made after de-duplication."""
     files = local_files(name, data_dir)
-    texts = _read_texts(files, "text")
-    order = np.random.default_rng([seed, 7]).permutation(len(texts))
-    cut = int(round(VALIDATION_FRACTION * len(texts)))
-    validation = [texts[k] for k in order[:cut]]
-    train = [texts[k] for k in order[cut:]]
     return Corpus(
         name,
-        train,
-        validation,
+        _read_texts(files, "text"),
+        None,
         {
             "source": f"local folder {files[0].parent}",
             "files": [f.name for f in files],
-            "validation": f"{VALIDATION_FRACTION:.0%} of the texts, seed {seed}",
+            "validation": f"{VALIDATION_FRACTION:.0%} of the de-duplicated texts",
         },
     )
+
+
+HUB_HOST = "huggingface.co"
+
+
+def check_hub_reachable(timeout: float = 5.0) -> None:
+    """One connection attempt to the hub; a ConnectionError that names the local alternative otherwise."""
+    endpoint = os.environ.get("HF_ENDPOINT", f"https://{HUB_HOST}")
+    host = re.sub(r"^https?://", "", endpoint).split("/")[0].split(":")[0]
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError as err:
+        raise ConnectionError(
+            f"--hub: cannot reach {host} ({type(err).__name__}); without internet pass --data-dir "
+            f"(or set {DATA_ENV_VAR}) to a folder with enron/ and pubmed/, or use 'ptb' and 'synthetic-email'"
+        ) from None
 
 
 def load_from_hub(name: str) -> Corpus:
@@ -148,6 +176,7 @@ def load_from_hub(name: str) -> Corpus:
     spec = HUB_DATASETS.get(name)
     if spec is None:
         raise ValueError(f"{name!r} has no hub source; hub corpora are {', '.join(HUB_DATASETS)}")
+    check_hub_reachable()  # one attempt, one line: no retry storm when offline
     try:
         from datasets import load_dataset
 
@@ -207,7 +236,7 @@ def load_corpus(
     name: str, data_dir: Path | str | None = None, hub: bool = False, seed: int = 0, synthetic_count: int = 4000
 ) -> Corpus:
     """One corpus by name; see the module docstring for the sources."""
-    _check_name(name)
+    check_name(name)
     if hub:
         return load_from_hub(name) if name != "synthetic-email" else load_corpus(name, seed=seed)
     if name == "ptb":
@@ -220,7 +249,71 @@ def load_corpus(
             texts[synthetic_count:],
             {"source": "synthetic (faker)", "seed": seed, "faker": package_version("faker")},
         )
-    return load_local(name, data_dir, seed)
+    return load_local(name, data_dir)
+
+
+def normalize_text(text: str) -> str:
+    """What de-duplication compares: Unicode NFKC, lower case, every run of whitespace (line wraps too) one space."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _shingles(normal: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", normal)
+    if len(words) < SHINGLE_WORDS:
+        return {tuple(words)}
+    return {tuple(words[k : k + SHINGLE_WORDS]) for k in range(len(words) - SHINGLE_WORDS + 1)}
+
+
+def deduplicate(texts: list[str], threshold: float = NEAR_DUPLICATE_JACCARD) -> tuple[list[int], dict]:
+    """Indices of the texts to keep (the first of each group of duplicates, in order) and counts.
+
+    Two texts are duplicates when their normalised forms are equal, or when the Jaccard similarity of
+    their word 5-gram sets is at least ``threshold`` (found exactly, through an index of shingles;
+    shingles shared by more than 100 texts are boilerplate and propose no pairs).  Groups are closed
+    under the relation (union-find), so a chain of near duplicates keeps one text.
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must lie in (0, 1], got {threshold}")
+    normal = [normalize_text(t) for t in texts]
+    parent = list(range(len(texts)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def join(a: int, b: int) -> None:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)  # the earlier text stays the group's representative
+
+    first: dict[str, int] = {}
+    for k, n in enumerate(normal):
+        if n in first:
+            join(first[n], k)
+        else:
+            first[n] = k
+    exact = len(texts) - len(first)
+    distinct = sorted(first.values())
+    shingles = {k: _shingles(normal[k]) for k in distinct}
+    index: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for k in distinct:
+        for s in shingles[k]:
+            index[s].append(k)
+    for k in distinct:
+        overlap: dict[int, int] = defaultdict(int)
+        for s in shingles[k]:
+            holders = index[s]
+            if len(holders) <= 100:
+                for j in holders:
+                    if j > k:
+                        overlap[j] += 1
+        for j, shared in overlap.items():
+            if shared / (len(shingles[k]) + len(shingles[j]) - shared) >= threshold:
+                join(k, j)
+    keep = [k for k in range(len(texts)) if root(k) == k]
+    return keep, {"texts": len(texts), "exact_duplicates": exact, "near_duplicates": len(first) - len(keep)}
 
 
 @dataclass(frozen=True)
@@ -228,31 +321,87 @@ class Split:
     members: list[str]
     auxiliary: list[str]
     nonmembers: list[str]
-    hashes: dict[str, str]  # one digest of the sorted text hashes per part, for manifests
+    validation: list[str]
+    hashes: dict[str, str]  # one digest of the sorted text hashes per part, for manifests and the staleness key
+    dedup: dict  # what de-duplication removed
 
 
-def _digest(texts: list[str]) -> str:
+def texts_digest(texts: list[str]) -> str:
+    """One digest of a set of texts (order-free): the sorted SHA-256 of each text, hashed."""
     return hashlib.sha256("\n".join(sorted(text_hash(t) for t in texts)).encode()).hexdigest()
 
 
-def split_three_ways(
-    texts: list[str], seed: int, fractions: tuple[float, float, float] = (1 / 3, 1 / 3, 1 / 3)
+def split_corpus(
+    corpus: Corpus,
+    seed: int,
+    fractions: tuple[float, float, float] = (1 / 3, 1 / 3, 1 / 3),
+    threshold: float = NEAR_DUPLICATE_JACCARD,
 ) -> Split:
-    """De-duplicate, shuffle with ``seed`` and cut into members / auxiliary / non-members (disjoint by content)."""
+    """De-duplicate training and validation texts together, then cut (see the module docstring).
+
+    A validation text that duplicates a training text is dropped from validation; the training
+    texts are cut into members, auxiliary and non-members of equal size (``fractions``).
+    """
     if len(fractions) != 3 or any(f <= 0 for f in fractions) or sum(fractions) > 1 + 1e-9:
         raise ValueError(f"fractions must be three positive numbers summing to at most 1, got {fractions}")
-    unique = list(dict.fromkeys(texts))  # keeps first occurrences, in order
-    if len(unique) < 3:
-        raise ValueError(f"need at least 3 distinct texts to split, got {len(unique)}")
-    order = np.random.default_rng([seed, 11]).permutation(len(unique))
-    sizes = [int(f * len(unique)) for f in fractions]
+    given = corpus.validation or []
+    pool = list(corpus.train) + list(given)
+    keep, dedup = deduplicate(pool, threshold)
+    train = [pool[k] for k in keep if k < len(corpus.train)]
+    validation = [pool[k] for k in keep if k >= len(corpus.train)]
+    if corpus.validation is None:  # a local corpus: validation is cut from the de-duplicated texts
+        order = np.random.default_rng([seed, 7]).permutation(len(train))
+        cut = int(round(VALIDATION_FRACTION * len(train)))
+        validation = [train[k] for k in order[:cut]]
+        train = [train[k] for k in sorted(order[cut:])]
+    if len(train) < 3:
+        raise ValueError(f"need at least 3 distinct texts to split, got {len(train)}")
+    order = np.random.default_rng([seed, 11]).permutation(len(train))
+    sizes = [int(f * len(train)) for f in fractions]
     bounds = np.cumsum([0, *sizes])
-    parts = [[unique[k] for k in order[bounds[i] : bounds[i + 1]]] for i in range(3)]
-    hashed = [{text_hash(t) for t in part} for part in parts]
-    assert not (hashed[0] & hashed[1] or hashed[0] & hashed[2] or hashed[1] & hashed[2]), "split parts overlap"
-    return Split(
-        *parts, hashes={k: _digest(p) for k, p in zip(("members", "auxiliary", "nonmembers"), parts, strict=True)}
-    )
+    parts = [[train[k] for k in order[bounds[i] : bounds[i + 1]]] for i in range(3)] + [validation]
+    normal = [{normalize_text(t) for t in part} for part in parts]
+    for k in range(1, 4):
+        assert not normal[0] & normal[k], "a member's normalised text occurs in another part"
+    names = ("members", "auxiliary", "nonmembers", "validation")
+    return Split(*parts, hashes={k: texts_digest(p) for k, p in zip(names, parts, strict=True)}, dedup=dedup)
+
+
+@dataclass(frozen=True)
+class TextWindows:
+    """Tokenized texts cut into windows: ``ids`` (windows x context, -1 pads), ``owner`` (window -> text)."""
+
+    ids: np.ndarray
+    owner: np.ndarray
+    n_texts: int
+
+    def first_windows(self) -> TextWindows:
+        """One window per text (its first): the sample unit of DP-SGD when texts must not span rows."""
+        rows = np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
+        return TextWindows(self.ids[rows], self.owner[rows], self.n_texts)
+
+    @property
+    def texts_with_several_windows(self) -> int:
+        return int(np.sum(np.bincount(self.owner, minlength=self.n_texts) > 1))
+
+
+def text_windows(token_lists: list[list[int]], context: int) -> TextWindows:
+    """Each text's tokens in windows of at most ``context`` tokens, consecutive windows sharing one token."""
+    if context < 2:
+        raise ValueError(f"context must be at least 2, got {context}")
+    rows, owner = [], []
+    for t, tokens in enumerate(token_lists):
+        if len(tokens) < 2:
+            raise ValueError(f"text {t} has {len(tokens)} token(s); a text needs at least 2 to be scored")
+        start = 0
+        while start < len(tokens) - 1:
+            rows.append(tokens[start : start + context])
+            owner.append(t)
+            start += context - 1
+    ids = np.full((len(rows), context), -1, dtype=np.int64)
+    for k, row in enumerate(rows):
+        ids[k, : len(row)] = row
+    return TextWindows(ids, np.asarray(owner, dtype=np.int64), len(token_lists))
 
 
 def blocks(token_ids: list[int], block_size: int) -> np.ndarray:

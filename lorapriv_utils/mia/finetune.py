@@ -8,15 +8,19 @@
   A with i.i.d. N(0, 1/r) entries at start as in paper A.  GPT-2's ``c_attn`` is a
   ``Conv1D`` whose weight is stored (in, out), so ``fan_in_fan_out=True``.
 * ``flora``: LoRA with A frozen and resampled after every step; before resampling, B A is
-  merged into the weight and B reset to 0, so each step moves the weight by a fresh random
-  projection of the gradient (the FLoRA rule of the dynamics chapter).
-* ``dpsgd``: DP-SGD through Opacus on the LoRA factors (per-sample clipping and Gaussian
-  noise), with Opacus's RDP accountant reporting epsilon.
+  merged into the weight, B reset to 0 and B's optimiser state (AdamW's moments) cleared, so
+  each step moves the weight by a fresh random projection of the gradient (the FLoRA rule of
+  the dynamics chapter) and no moment estimated under an old A carries over to a new one.
+* ``dpsgd``: DP-SGD through Opacus on the LoRA factors, a text being the privacy unit
+  (``lorapriv_utils.mia.dp``), with epsilon from the PRV and RDP accountants.
+* ``rowscale``: LoRA with A frozen and every row of every per-text B-gradient rescaled to norm
+  (1 - Delta) sqrt(r) c before the step (paper A, section 5; ``lorapriv_utils.mia.rowscale``).
 
-Defaults: each scale's record (``lorapriv_utils.scale.EngineScale``, fields ``dense`` and
-``lora``) holds them.  The paper states 20 epochs and learning rate 1e-5 with a linear
-schedule but not the optimiser; the code it follows used AdamW, and 1e-4 for PEFT methods.
-We use AdamW everywhere.
+Budgets: each scale's record (``lorapriv_utils.scale.EngineScale``, fields ``dense`` and
+``lora``) holds epochs, batch size and the learning rates swept; the runner picks each
+method's rate by one rule (see ``Hparams``).  The paper states 20 epochs and learning rate
+1e-5 with a linear schedule but not the optimiser; the code it follows used AdamW, and 1e-4
+for PEFT methods.  We use AdamW everywhere.
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import GPT2LMHeadModel
 
-from ..scale import DPConfig, EngineScale
+from ..scale import DPConfig, EngineScale, RowScaleConfig
+from .data import TextWindows
+from .grid import METHODS, RANKED
 from .training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 
-METHODS = ("full", "adapter", "lora", "flora", "dpsgd")
-RANKED = ("lora", "flora", "dpsgd")
+__all__ = ["METHODS", "RANKED", "fine_tune", "prepare"]
 TARGET = "c_attn"
 
 
@@ -98,24 +103,36 @@ def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: 
                 block.attn.c_attn.weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
     peft_model = _lora(model, rank, seed)
-    if method != "flora":
+    if method not in ("flora", "rowscale"):
         return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
     layers = lora_layers(peft_model)
     for layer in layers:
         layer.lora_A["default"].weight.requires_grad_(False)
+    if method == "rowscale":  # A frozen, B trained (section 5)
+        return peft_model, [layer.lora_B["default"].weight for layer in layers], None
     generator = torch.Generator().manual_seed(seed + 1)
+    trained = [layer.lora_B["default"].weight for layer in layers]
 
-    def hook() -> None:
+    def hook(optimizer: torch.optim.Optimizer | None = None) -> None:
         for layer in layers:
             merge_and_reset(layer, generator)
+        if optimizer is not None:
+            reset_optimizer_state(optimizer, trained)
 
-    return peft_model, [layer.lora_B["default"].weight for layer in layers], hook
+    return peft_model, trained, hook
+
+
+def reset_optimizer_state(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter]) -> None:
+    """Forget the optimiser's state (moments, step count) of ``params``; wrappers (accelerate) pass through."""
+    inner = getattr(optimizer, "optimizer", optimizer)
+    for p in params:
+        inner.state.pop(p, None)
 
 
 def fine_tune(
     model: GPT2LMHeadModel,
     method: str,
-    blocks: np.ndarray,
+    data: np.ndarray | TextWindows,
     cfg: TrainConfig,
     rank: int | None = None,
     dp: DPConfig | None = None,
@@ -124,71 +141,51 @@ def fine_tune(
     device: torch.device | None = None,
     autocast_dtype: torch.dtype | None = None,
     accelerator=None,
+    rowscale: RowScaleConfig | None = None,
 ) -> tuple[torch.nn.Module, dict]:
-    """Fine-tune ``model`` with ``method`` on ``blocks``; returns the trained model (for evaluation) and stats."""
+    """Fine-tune ``model`` with ``method`` on ``data`` (text windows, or rows each of which is a text);
+    returns the trained model (for evaluation) and stats."""
     torch.manual_seed(cfg.seed)
+    if not isinstance(data, TextWindows):
+        rows = np.asarray(data)
+        data = TextWindows(rows, np.arange(len(rows)), len(rows))
+    device = device or torch.device("cpu")
     trained, params, hook = prepare(model, method, rank, cfg.seed)
-    trained.to(device or torch.device("cpu"))
-    loader = block_loader(blocks, cfg.batch_size, cfg.seed)
-    optimizer = make_optimizer(params, cfg)
+    trained.to(device)
     stats: dict = {"method": method, "rank": rank, "trainable_parameters": int(sum(p.numel() for p in params))}
     if method == "dpsgd":
-        from opacus import PrivacyEngine
+        from .dp import dp_train
 
-        dp = dp or DPConfig()
-        engine = PrivacyEngine(accountant="rdp")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and on its optimiser wrapper
-            trained, optimizer, loader = engine.make_private(
-                module=trained,
-                optimizer=optimizer,
-                data_loader=loader,
-                noise_multiplier=dp.noise_multiplier,
-                max_grad_norm=dp.max_grad_norm,
-                poisson_sampling=True,
-                noise_generator=torch.Generator().manual_seed(cfg.seed + 2),
-            )
+        trained, dp_stats = dp_train(trained, params, data, cfg, dp or DPConfig(), device, progress, desc)
+        return trained, {**stats, **dp_stats}
+    if method == "rowscale":  # per-text gradients: one device, like DP-SGD
+        from .rowscale import rowscale_train
+
+        trained, rs_stats = rowscale_train(
+            trained, params, data, cfg, rowscale or RowScaleConfig(), rank, device, progress, desc
+        )
+        return trained, {**stats, **rs_stats}
+    loader = block_loader(data.ids, cfg.batch_size, cfg.seed)
+    optimizer = make_optimizer(params, cfg)
     scheduler = linear_schedule(optimizer, cfg.epochs * len(loader), cfg.warmup_fraction)
     backward = None
-    if accelerator is not None and method != "dpsgd":  # DP-SGD (Opacus) trains on one device
+    if accelerator is not None:
         trained, optimizer, loader, scheduler = accelerator.prepare(trained, optimizer, loader, scheduler)
         device, autocast_dtype, backward = accelerator.device, None, accelerator.backward  # it owns mixed precision
-    with warnings.catch_warnings():
-        # Opacus's hooks make torch note that no *input* requires a gradient; that is expected here
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        stats.update(
-            run_training(
-                trained,
-                loader,
-                optimizer,
-                scheduler,
-                cfg.epochs,
-                hook,
-                progress,
-                desc,
-                device,
-                autocast_dtype,
-                backward,
-            )
+    stats.update(
+        run_training(
+            trained, loader, optimizer, scheduler, cfg.epochs, hook, progress, desc, device, autocast_dtype, backward
         )
-    if method == "dpsgd":
-        stats.update(
-            {
-                "epsilon": float(engine.get_epsilon(dp.delta)),
-                "delta": dp.delta,
-                "noise_multiplier": dp.noise_multiplier,
-                "max_grad_norm": dp.max_grad_norm,
-            }
-        )
-        trained = trained._module  # the PEFT model underneath Opacus's wrapper
-    elif backward is not None:  # totals over all processes
+    )
+    if backward is not None:  # totals over all processes
         stats["tokens"] = int(accelerator.reduce(torch.tensor(stats["tokens"], device=device), "sum"))
         stats["final_loss"] = float(accelerator.reduce(torch.tensor(stats["final_loss"], device=device), "mean"))
         trained = accelerator.unwrap_model(trained)
     return trained, stats
 
 
-def default_train_config(engine: EngineScale, method: str, seed: int) -> TrainConfig:
-    """The training configuration of ``method`` at a scale, before any command-line override."""
+def default_train_config(engine: EngineScale, method: str, seed: int, lr: float | None = None) -> TrainConfig:
+    """The training configuration of ``method`` at a scale; ``lr`` defaults to the middle of its sweep grid."""
     hp = engine.hparams(ranked=method in RANKED)
-    return TrainConfig(epochs=hp.epochs, lr=hp.lr, batch_size=hp.batch_size, seed=seed)
+    lr = hp.lr_grid[len(hp.lr_grid) // 2] if lr is None else lr
+    return TrainConfig(epochs=hp.epochs, lr=lr, batch_size=hp.batch_size, seed=seed)

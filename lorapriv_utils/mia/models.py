@@ -29,11 +29,13 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
+from ..provenance import source_digest
 from ..scale import ModelSpec, Scale
 from . import tokenization
 from .training import TrainConfig, train_language_model
 
 CACHE_ENV_VAR = "LORAPRIV_CACHE_DIR"
+BASE_CODE = ("mia/models.py", "mia/training.py", "mia/tokenization.py")  # package files that shape a base model
 
 
 def cache_dir() -> Path:
@@ -63,6 +65,14 @@ def encode_blocks(tokenizer: PreTrainedTokenizerFast, texts: list[str], block_si
     return blocks(ids, block_size)
 
 
+def encode_texts(tokenizer: PreTrainedTokenizerFast, texts: list[str], context: int):
+    """Each text tokenized, closed by end-of-text, cut into windows of the context (``data.TextWindows``)."""
+    from .data import text_windows
+
+    ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []
+    return text_windows([row + [tokenizer.eos_token_id] for row in ids], context)
+
+
 def small_config(spec: ModelSpec, vocab_size: int, eos_id: int) -> GPT2Config:
     # Dropout off: training stays deterministic and per-sample gradients (DP-SGD) are exact.
     return GPT2Config(
@@ -88,6 +98,7 @@ def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
             "seed": seed,
             "corpus": hashlib.sha256("\n".join(corpus).encode()).hexdigest(),
             "torch": torch.__version__.split("+")[0],
+            "code": source_digest(BASE_CODE),  # the loop and tokenizer that made the weights
         },
         sort_keys=True,
     )
@@ -96,6 +107,9 @@ def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
 
 def load_hub_model(hub_id: str) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
     """GPT-2 from the Hugging Face hub (safetensors only), with GPT-2's own tokenizer built offline."""
+    from .data import check_hub_reachable
+
+    check_hub_reachable()  # one attempt and one line, not transformers' retries
     try:
         model = GPT2LMHeadModel.from_pretrained(hub_id, use_safetensors=True)
     except Exception as err:  # network and hub errors come in many types; report one clear line

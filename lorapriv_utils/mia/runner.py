@@ -1,11 +1,24 @@
 """The membership-inference grid runner: (dataset, method, rank, seed) cells at a named scale.
 
-Every finished cell is written atomically as one JSON file holding its metrics and a
-manifest (full configuration, seeds, split hashes, package versions, git commit, device,
-wall time) plus a checksum.  A rerun skips cells whose file is present, intact and made
-with the same configuration; a corrupted, partial or stale file is reported and recomputed,
-never trusted.  ``shard=(i, n)`` runs every n-th cell starting at i, so a grid can be split
-across processes or machines.
+Per cell:
+
+1. the corpus is de-duplicated and split (``data.split_corpus``), each text tokenized into
+   context windows (the attack's unit is a text);
+2. the method's learning rate is chosen by one rule for every method: train it on the
+   auxiliary part at each rate of the scale's grid and keep the rate with the lowest
+   validation perplexity (``--lr`` fixes it instead);
+3. the reference model of eq. 24 is, by default, the sweep's winner: the target's own method
+   and hyperparameters trained on the auxiliary part (the calibrated reference);
+   ``reference="full"`` uses full fine-tuning's sweep winner instead;
+4. the target is trained on the members, and every member and non-member text is scored by
+   both models.
+
+A finished cell is written atomically as one JSON file (metrics, manifest, checksum) with its
+per-text scores beside it (``.scores.npz``, covered by the checksum).  A rerun skips a cell only
+when its files are intact and its *staleness key* matches: digests of the configuration, the
+data (every split, validation included), the method's hyperparameters, the engine's code and
+the versions of the packages that compute.  Otherwise the cell is recomputed, and one line says
+which part changed.  ``shard=(i, n)`` runs every n-th cell starting at i.
 """
 
 from __future__ import annotations
@@ -13,8 +26,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import io
 import json
-import platform
+import os
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -23,72 +37,31 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_text
-from ..provenance import git_commit, package_versions
-from ..scale import EngineScale, Scale
+from ..files import atomic_write_bytes, atomic_write_text
+from ..provenance import git_commit, git_dirty, package_version, package_versions, runtime, source_digest
+from ..scale import DPConfig, EngineScale, Scale
+from . import canary, finetune, models
 from . import data as data_mod
-from . import finetune, models
 from . import metrics as mia_metrics
-from .training import block_losses
+from .canary import CanaryConfig
+from .grid import REFERENCES, Cell, check_ranks, plan, shard
+from .report import record_checksum
+from .training import row_sums, text_losses
 
+__all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)
-SCHEMA = 1
+SCHEMA = 2
+CODE = ("mia", "scale.py")  # the package code that computes a cell
+COMPUTING_PACKAGES = ("torch", "transformers", "peft", "opacus", "accelerate", "tokenizers", "numpy", "scipy")
 
 
 @dataclass(frozen=True)
 class Overrides:
-    """Command-line overrides of every method's defaults (None: the scale's default)."""
+    """Command-line overrides of every method's defaults (None: the scale's default; ``lr`` skips the sweep)."""
 
     epochs: int | None = None
     lr: float | None = None
     optimizer: str | None = None
-
-
-@dataclass(frozen=True)
-class Cell:
-    dataset: str
-    method: str
-    rank: int | None
-    seed: int
-
-    @property
-    def name(self) -> str:
-        rank = f"-r{self.rank}" if self.rank is not None else ""
-        return f"{self.dataset}/{self.method}{rank}-s{self.seed}"
-
-
-def plan(datasets: list[str], methods: list[str], ranks: list[int], seeds: list[int]) -> list[Cell]:
-    """All cells of a grid: ranked methods once per rank, the others once."""
-    for name in datasets:
-        data_mod._check_name(name)
-    for method in methods:
-        if method not in finetune.METHODS:
-            raise ValueError(f"unknown method {method!r}; choose from {', '.join(finetune.METHODS)} or 'all'")
-    if any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in ranks):
-        raise ValueError(f"ranks must be integers >= 1, got {ranks}")
-    cells = []
-    for seed in seeds:
-        for dataset in datasets:
-            for method in methods:
-                for rank in ranks if method in finetune.RANKED else [None]:
-                    cells.append(Cell(dataset, method, rank, seed))
-    return cells
-
-
-def check_ranks(cells: list[Cell], scale: Scale) -> None:
-    """Every rank must fit the adapted matrix c_attn (3 n_embd x n_embd) of the scale's model."""
-    limit = scale.engine.model.n_embd
-    bad = sorted({c.rank for c in cells if c.rank is not None and c.rank > limit})
-    if bad:
-        raise ValueError(
-            f"rank(s) {bad} exceed min(n, m) = {limit} of c_attn at scale {scale.name}; use ranks <= {limit}"
-        )
-
-
-def shard(cells: list[Cell], index: int, count: int) -> list[Cell]:
-    if not 0 <= index < count:
-        raise ValueError(f"shard must be i/n with 0 <= i < n, got {index}/{count}")
-    return cells[index::count]
 
 
 def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | None]:
@@ -96,7 +69,7 @@ def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | No
     if requested == "auto":
         requested = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device 'cuda' requested but torch sees no CUDA GPU; use --device auto or cpu")
+        raise RuntimeError("--device: 'cuda' requested but torch sees no CUDA GPU; use --device auto or cpu")
     device = torch.device(requested)
     bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
     return device, torch.bfloat16 if bf16 else None
@@ -107,8 +80,8 @@ def make_accelerator(device: torch.device, autocast: torch.dtype | None):
 
     ``split_batches``: each optimiser step sees the configured batch size in total, split across
     the processes, so the hyperparameters mean the same with 1 GPU or 8.  Accelerate completes
-    an epoch's last partial batch with blocks from the epoch's start (its ``even_batches``), so a
-    multi-process run equals a single-process run only when the blocks fill whole batches.
+    an epoch's last partial batch with rows from the epoch's start (its ``even_batches``), so a
+    multi-process run equals a single-process run only when the rows fill whole batches.
     """
     from accelerate import Accelerator
     from accelerate.utils import DataLoaderConfiguration
@@ -120,60 +93,95 @@ def make_accelerator(device: torch.device, autocast: torch.dtype | None):
     )
 
 
-def _checksum(payload: dict) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
 def result_path(out: Path, scale: Scale, cell: Cell) -> Path:
     return Path(out) / scale.name / f"{cell.name}.json"
 
 
-def load_result(path: Path, config_digest: str) -> dict | None:
-    """A finished cell's record, or None (with a warning) when it is missing, corrupt or from another config."""
+def scores_path(result: Path) -> Path:
+    return result.with_name(result.name.removesuffix(".json") + ".scores.npz")
+
+
+def scores_digest(scores: dict[str, np.ndarray]) -> str:
+    """A digest of the per-text scores' values (not of the zip file, whose bytes carry timestamps)."""
+    digest = hashlib.sha256()
+    for name in sorted(scores):
+        values = np.ascontiguousarray(scores[name], dtype=np.float64)
+        digest.update(name.encode() + b"\0" + values.tobytes())
+    return digest.hexdigest()
+
+
+def read_scores(path: Path) -> dict[str, np.ndarray]:
+    """Per-text scores of a cell (plain arrays only: the file is read with pickling disabled)."""
+    with np.load(path, allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+def load_result(path: Path, key: dict) -> dict | None:
+    """A finished cell's record, or None (with one line saying why) when missing, corrupt, partial or stale."""
     if not path.is_file():
         return None
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         payload = {k: v for k, v in record.items() if k != "checksum"}
-        if record.get("checksum") != _checksum(payload) or record.get("schema") != SCHEMA:
+        if record.get("checksum") != record_checksum(payload) or record.get("schema") != SCHEMA:
             raise ValueError("checksum mismatch")
-    except (ValueError, json.JSONDecodeError) as err:
+        if scores_digest(read_scores(scores_path(path))) != record["scores_sha256"]:
+            raise ValueError("scores file does not match")
+    except (ValueError, KeyError, OSError, json.JSONDecodeError) as err:
         tqdm.write(f"lorapriv: {path} is corrupted or partial ({err}); recomputing it")
         return None
-    if record["manifest"]["config_digest"] != config_digest:
-        tqdm.write(f"lorapriv: {path} was made with another configuration; recomputing it")
+    changed = [part for part in key if record["manifest"]["key"].get(part) != key[part]]
+    if changed:
+        tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed); recomputing it")
         return None
     return record
 
 
 @dataclass
-class DatasetBlocks:
-    members: np.ndarray
-    auxiliary: np.ndarray
-    nonmembers: np.ndarray
-    validation: np.ndarray
+class PreparedData:
+    """A dataset's split, each part as text windows, with the hashes and counts that manifests record."""
+
+    members: data_mod.TextWindows
+    auxiliary: data_mod.TextWindows
+    nonmembers: data_mod.TextWindows
+    validation: data_mod.TextWindows
     split_hashes: dict
+    dedup: dict
     provenance: dict
+    texts: dict  # the texts behind each part (the canary audit adds canaries to the members)
 
 
 def prepare_dataset(
-    name: str, seed: int, engine: EngineScale, tokenizer, block_size: int, data_dir=None, hub: bool = False
-) -> DatasetBlocks:
+    name: str, seed: int, engine: EngineScale, tokenizer, context: int, data_dir=None, hub: bool = False
+) -> PreparedData:
     corpus = data_mod.load_corpus(name, data_dir=data_dir, hub=hub, seed=seed, synthetic_count=engine.synthetic_count)
-    split = data_mod.split_three_ways(corpus.train, seed)
-
-    def enc(texts: list[str], cap: int | None) -> np.ndarray:
-        return models.encode_blocks(tokenizer, texts[:cap] if cap else texts, block_size)
-
-    cap = engine.max_texts_per_part
-    return DatasetBlocks(
-        enc(split.members, cap),
-        enc(split.auxiliary, cap),
-        enc(split.nonmembers, cap),
-        enc(corpus.validation, engine.max_validation_texts),
-        split.hashes,
-        corpus.provenance,
+    split = data_mod.split_corpus(corpus, seed)
+    cap, vcap = engine.max_texts_per_part, engine.max_validation_texts
+    parts = {
+        "members": split.members[:cap],
+        "auxiliary": split.auxiliary[:cap],
+        "nonmembers": split.nonmembers[:cap],
+        "validation": split.validation[:vcap],
+    }
+    hashes = {part: data_mod.texts_digest(texts) for part, texts in parts.items()}  # of the texts actually used
+    return PreparedData(
+        **{part: models.encode_texts(tokenizer, texts, context) for part, texts in parts.items()},
+        split_hashes=hashes,
+        dedup=split.dedup,
+        provenance=corpus.provenance,
+        texts=parts,
     )
+
+
+def rate_metrics(member_signal: np.ndarray, nonmember_signal: np.ndarray, alpha: float, rng, resamples: int) -> dict:
+    """TPR at FPR alpha with its interval, or a statement that the non-members cannot resolve alpha."""
+    rate = mia_metrics.tpr_at_fpr(member_signal, nonmember_signal, alpha)
+    if rate.at_zero_fpr:
+        return {"resolvable": False, "note": f"not resolvable with {len(nonmember_signal)} non-members"}
+    ci = mia_metrics.bootstrap(
+        lambda m, n: mia_metrics.tpr_at_fpr(m, n, alpha).tpr, member_signal, nonmember_signal, rng, resamples
+    )
+    return {"resolvable": True, **asdict(ci), "achieved_fpr": rate.achieved_fpr}
 
 
 def attack_metrics(
@@ -181,21 +189,18 @@ def attack_metrics(
 ) -> dict:
     out = {"auc": asdict(mia_metrics.bootstrap(mia_metrics.roc_auc, member_signal, nonmember_signal, rng, resamples))}
     for alpha in ALPHAS:
-        rate = mia_metrics.tpr_at_fpr(member_signal, nonmember_signal, alpha)
-        ci = mia_metrics.bootstrap(
-            lambda m, n, a=alpha: mia_metrics.tpr_at_fpr(m, n, a).tpr, member_signal, nonmember_signal, rng, resamples
-        )
-        out[f"tpr_at_{alpha:g}"] = {
-            **asdict(ci),
-            "achieved_fpr": rate.achieved_fpr,
-            "min_resolvable_fpr": rate.min_resolvable_fpr,
-            "at_zero_fpr": rate.at_zero_fpr,
-        }
+        out[f"tpr_at_{alpha:g}"] = rate_metrics(member_signal, nonmember_signal, alpha, rng, resamples)
     return out
 
 
+def perplexity(model, windows: data_mod.TextWindows, device) -> float:
+    """Validation perplexity: exp of the mean token loss over every validation token."""
+    totals, counts = row_sums(model, windows.ids, device=device)
+    return float(np.exp(totals.sum() / counts.sum()))
+
+
 class Runner:
-    """Runs cells, reusing the base model, datasets and reference models across cells."""
+    """Runs cells, reusing the base model, datasets, sweeps and reference models across cells."""
 
     def __init__(
         self,
@@ -208,9 +213,13 @@ class Runner:
         progress: bool = True,
         cache: Path | None = None,
         accelerate: bool = False,
+        reference: str = "same",
     ):
+        if reference not in REFERENCES:
+            raise ValueError(f"--reference: choose one of {', '.join(REFERENCES)}, got {reference!r}")
         self.scale, self.engine, self.overrides = scale, scale.engine, overrides or Overrides()
         self.out, self.data_dir, self.hub, self.progress = Path(out), data_dir, hub, progress
+        self.reference = reference
         self.device, self.autocast = pick_device(device)
         self.accelerator = None
         if accelerate:  # data-parallel training; start several processes with `accelerate launch`
@@ -220,16 +229,35 @@ class Runner:
         self.cache = cache
         self._base = None
         self._datasets: dict = {}
-        self._references: dict = {}
+        self._sweeps: dict = {}
 
     @property
     def config(self) -> dict:
-        """Everything in the scale record and the overrides that determines a grid's numbers."""
-        return {"scale": self.scale.name, "engine": asdict(self.engine), "overrides": asdict(self.overrides)}
+        """Everything in the scale record and the options that determines a grid's numbers."""
+        return {
+            "scale": self.scale.name,
+            "engine": asdict(self.engine),
+            "overrides": asdict(self.overrides),
+            "reference": self.reference,
+        }
 
-    @property
-    def config_digest(self) -> str:
-        return _checksum(self.config)[:16]
+    def key(self, cell: Cell) -> dict:
+        """The staleness key of a cell: one digest per part that can change its numbers."""
+        prepared = self.dataset(cell.dataset, cell.seed)
+        hparams = {
+            "train": {**asdict(self.train_config(cell.method, cell.seed)), "lr": None},  # the lr comes from the rule
+            "lr_rule": self.lr_rule(cell.method),
+            "dp": asdict(self.engine.dp) if cell.method == "dpsgd" else None,
+            "rowscale": asdict(self.engine.rowscale) if cell.method == "rowscale" else None,
+        }
+        parts = {
+            "config": self.config,
+            "data": {"hashes": prepared.split_hashes, "dedup": prepared.dedup},
+            "hparams": hparams,
+            "code": {"package": package_version("lorapriv-utils"), "source": source_digest(CODE)},
+            "versions": package_versions(COMPUTING_PACKAGES),
+        }
+        return {part: record_checksum(value)[:16] for part, value in parts.items()}
 
     def base(self):
         if self._base is None:
@@ -239,16 +267,23 @@ class Runner:
                 self._base = models.pretrained_base(self.scale, directory=self.cache, progress=self.progress)
         return self._base
 
-    def dataset(self, name: str, seed: int) -> DatasetBlocks:
+    def dataset(self, name: str, seed: int) -> PreparedData:
         if (name, seed) not in self._datasets:
             _, tokenizer, _ = self.base()
+            context = self.engine.model.block_size
             self._datasets[(name, seed)] = prepare_dataset(
-                name, seed, self.engine, tokenizer, self.engine.model.block_size, self.data_dir, self.hub
+                name, seed, self.engine, tokenizer, context, self.data_dir, self.hub
             )
         return self._datasets[(name, seed)]
 
-    def train_config(self, method: str, seed: int):
-        tc = finetune.default_train_config(self.engine, method, seed)
+    def lr_rule(self, method: str) -> dict:
+        if self.overrides.lr is not None:
+            return {"rule": "fixed by --lr", "grid": [self.overrides.lr]}
+        grid = self.engine.hparams(ranked=method in finetune.RANKED).lr_grid
+        return {"rule": "lowest validation perplexity after training on the auxiliary part", "grid": list(grid)}
+
+    def train_config(self, method: str, seed: int, lr: float | None = None):
+        tc = finetune.default_train_config(self.engine, method, seed, lr)
         tc = replace(tc, **{k: v for k, v in asdict(self.overrides).items() if v is not None})
         processes = 1 if self.accelerator is None else self.accelerator.num_processes
         if tc.batch_size % processes:
@@ -258,15 +293,16 @@ class Runner:
             )
         return tc
 
-    def _fine_tune(self, method, blocks, seed, rank=None, desc=""):
+    def _fine_tune(self, method, windows, cfg, rank=None, desc=""):
         model = copy.deepcopy(self.base()[0])
         return finetune.fine_tune(
             model,
             method,
-            blocks,
-            self.train_config(method, seed),
+            windows,
+            cfg,
             rank=rank,
             dp=self.engine.dp,
+            rowscale=self.engine.rowscale,
             progress=self.progress,
             desc=desc,
             device=self.device,
@@ -274,56 +310,106 @@ class Runner:
             accelerator=self.accelerator,
         )
 
-    def reference_losses(self, name: str, seed: int) -> dict:
-        """Losses of the reference model (full fine-tuning on the auxiliary part) on members and non-members."""
-        if (name, seed) not in self._references:
-            blocks = self.dataset(name, seed)
-            model, stats = self._fine_tune("full", blocks.auxiliary, seed, desc=f"{name} reference")
-            self._references[(name, seed)] = {
-                "members": block_losses(model, blocks.members, device=self.device),
-                "nonmembers": block_losses(model, blocks.nonmembers, device=self.device),
-                "stats": stats,
+    def sweep(self, name: str, method: str, rank: int | None, seed: int) -> dict:
+        """The learning-rate sweep on the auxiliary part; its winner is the calibrated reference model."""
+        slot = (name, method, rank, seed)
+        if slot not in self._sweeps:
+            prepared = self.dataset(name, seed)
+            rows, best = [], None
+            for lr in self.lr_rule(method)["grid"]:
+                cfg = self.train_config(method, seed, lr)
+                label = f"{name} {method}{'' if rank is None else f'-r{rank}'} aux lr={lr:g}"
+                model, stats = self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label)
+                ppl = perplexity(model, prepared.validation, self.device)
+                rows.append({"lr": lr, "validation_perplexity": ppl, "training": stats})
+                if best is None or ppl < best[0]:
+                    best = (ppl, lr, model, stats)
+            _, lr, model, stats = best
+            self._sweeps[slot] = {
+                "lr": lr,
+                "table": [{k: v for k, v in r.items() if k != "training"} for r in rows],
+                "reference_training": stats,
+                "members": text_losses(model, prepared.members, device=self.device),
+                "nonmembers": text_losses(model, prepared.nonmembers, device=self.device),
             }
-        return self._references[(name, seed)]
+        return self._sweeps[slot]
 
-    def run_cell(self, cell: Cell) -> dict:
+    def seeds(self, cell: Cell) -> dict:
+        """Every seed a cell derives from its own (recorded in the manifest)."""
+        s = cell.seed
+        return {
+            "split": [s, 11],
+            "validation_cut": [s, 7],
+            "training_order": s,
+            "lora_init": s,
+            "flora_resampling": s + 1,
+            "dp_noise": s + 2,
+            "dp_sampling": s + 3,
+            "bootstrap": [s, 99],
+        }
+
+    def run_cell(self, cell: Cell, key: dict | None = None) -> dict:
         start = time.perf_counter()
-        blocks = self.dataset(cell.dataset, cell.seed)
-        reference = self.reference_losses(cell.dataset, cell.seed)
-        model, stats = self._fine_tune(cell.method, blocks.members, cell.seed, cell.rank, desc=cell.name)
-        members = block_losses(model, blocks.members, device=self.device)
-        nonmembers = block_losses(model, blocks.nonmembers, device=self.device)
-        validation = block_losses(model, blocks.validation, device=self.device)
-        rng = np.random.default_rng([cell.seed, 99])
+        prepared = self.dataset(cell.dataset, cell.seed)
+        key = key or self.key(cell)
+        chosen = self.sweep(cell.dataset, cell.method, cell.rank, cell.seed)
+        reference = chosen if self.reference == "same" else self.sweep(cell.dataset, "full", None, cell.seed)
+        cfg = self.train_config(cell.method, cell.seed, chosen["lr"])
+        model, stats = self._fine_tune(cell.method, prepared.members, cfg, cell.rank, desc=cell.name)
+        scores = {
+            "members_target": text_losses(model, prepared.members, device=self.device),
+            "nonmembers_target": text_losses(model, prepared.nonmembers, device=self.device),
+            "members_reference": reference["members"],
+            "nonmembers_reference": reference["nonmembers"],
+        }
+        rng = np.random.default_rng(self.seeds(cell)["bootstrap"])
         resamples = self.engine.bootstrap_resamples
         metrics = {
             "reference_attack": attack_metrics(
-                mia_metrics.reference_signal(members, reference["members"]),
-                mia_metrics.reference_signal(nonmembers, reference["nonmembers"]),
+                mia_metrics.reference_signal(scores["members_target"], scores["members_reference"]),
+                mia_metrics.reference_signal(scores["nonmembers_target"], scores["nonmembers_reference"]),
                 rng,
                 resamples,
             ),
-            "loss_attack": attack_metrics(members, nonmembers, rng, resamples),
-            "validation_perplexity": float(np.exp(validation.mean())),
-            "blocks": {
-                "members": int(len(members)),
-                "nonmembers": int(len(nonmembers)),
-                "validation": int(len(validation)),
+            "loss_attack": attack_metrics(scores["members_target"], scores["nonmembers_target"], rng, resamples),
+            "validation_perplexity": perplexity(model, prepared.validation, self.device),
+            "texts": {
+                "members": prepared.members.n_texts,
+                "nonmembers": prepared.nonmembers.n_texts,
+                "validation": prepared.validation.n_texts,
+            },
+            "windows": {"members": int(len(prepared.members.ids)), "nonmembers": int(len(prepared.nonmembers.ids))},
+            "lr_selection": {
+                **self.lr_rule(cell.method),
+                "chosen": chosen["lr"],
+                "sweep": chosen["table"],
+                # a winner at either end of a grid of several rates may lie beyond it: the grid should be widened
+                "at_grid_edge": len(chosen["table"]) > 1
+                and chosen["lr"] in (min(r["lr"] for r in chosen["table"]), max(r["lr"] for r in chosen["table"])),
             },
             "training": {k: v for k, v in stats.items() if k != "seconds"},  # wall time goes to the manifest
         }
         _, _, base_info = self.base()
         manifest = {
             "cell": asdict(cell),
+            "key": key,
             "config": self.config,
-            "config_digest": self.config_digest,
-            "train_config": asdict(self.train_config(cell.method, cell.seed)),
+            "train_config": asdict(cfg),
+            "seeds": self.seeds(cell),
             "model": {**asdict(self.engine.model), "base": base_info},
-            "reference_training": reference["stats"],  # includes its wall time
-            "split_hashes": blocks.split_hashes,
-            "data_provenance": blocks.provenance,
+            "reference": {
+                "kind": "target's method and hyperparameters" if self.reference == "same" else "full fine-tuning",
+                "lr": reference["lr"],
+                "training": reference["reference_training"],
+            },
+            "split_hashes": prepared.split_hashes,
+            "dedup": prepared.dedup,
+            "data_provenance": prepared.provenance,
             "versions": package_versions(),
+            "runtime": runtime(),
+            "torch_threads": torch.get_num_threads(),
             "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
             "device": str(self.device),
             "accelerate": None
             if self.accelerator is None
@@ -332,16 +418,17 @@ class Runner:
                 "mixed_precision": str(self.accelerator.mixed_precision),
             },
             "autocast": str(self.autocast),
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "torch_threads": torch.get_num_threads(),
             "training_seconds": stats["seconds"],
             "wall_seconds": time.perf_counter() - start,
         }
-        record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest}
-        record["checksum"] = _checksum(record)
+        record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
+        record["checksum"] = record_checksum(record)
         if self.accelerator is None or self.accelerator.is_main_process:
-            atomic_write_text(result_path(self.out, self.scale, cell), json.dumps(record, indent=1, sort_keys=True))
+            path = result_path(self.out, self.scale, cell)
+            buffer = io.BytesIO()
+            np.savez_compressed(buffer, **scores)
+            atomic_write_bytes(scores_path(path), buffer.getvalue())
+            atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))  # written last: the commit mark
         if self.accelerator is not None:
             self.accelerator.wait_for_everyone()
         return record
@@ -349,6 +436,86 @@ class Runner:
     def run(self, cells: list[Cell]) -> list[dict]:
         results = []
         for cell in tqdm(cells, desc=f"grid ({self.scale.name})", disable=not self.progress):
-            done = load_result(result_path(self.out, self.scale, cell), self.config_digest)
-            results.append(done if done is not None else self.run_cell(cell))
+            key = self.key(cell)
+            done = load_result(result_path(self.out, self.scale, cell), key)
+            results.append(done if done is not None else self.run_cell(cell, key))
         return results
+
+
+def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
+    sigma = "" if dp is None or cell.method != "dpsgd" else f"-z{dp.noise_multiplier:g}"
+    return Path(out) / scale.name / "audit" / f"{cell.name}{sigma}.json"
+
+
+def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | None = None) -> dict:
+    """The one-run canary audit of a cell's method: same data, learning rate and steps as the cell's target,
+    plus the included canaries.  Written atomically with a manifest; an intact, current file is reused."""
+    dp = dp or work.engine.dp
+    path = audit_path(work.out, work.scale, cell, dp)
+    key = {**work.key(cell), "audit": record_checksum({"canaries": asdict(config), "dp": asdict(dp)})[:16]}
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            payload = {k: v for k, v in record.items() if k != "checksum"}
+            if record.get("checksum") == record_checksum(payload) and record["manifest"]["key"] == key:
+                return record
+            tqdm.write(f"lorapriv: {path} is corrupted or stale; recomputing it")
+        except (ValueError, KeyError, json.JSONDecodeError):
+            tqdm.write(f"lorapriv: {path} is corrupted or partial; recomputing it")
+    start = time.perf_counter()
+    prepared = work.dataset(cell.dataset, cell.seed)
+    base, tokenizer, base_info = work.base()
+    context = work.engine.model.block_size
+    canaries = canary.canary_texts(config.canaries, cell.seed)
+    included = canary.inclusion(config.canaries, cell.seed)
+    texts = canary.with_canaries(prepared.texts["members"], canaries, included)
+    windows = models.encode_texts(tokenizer, texts, context)
+    lr = work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
+    cfg = work.train_config(cell.method, cell.seed, lr)
+    trained, stats = finetune.fine_tune(
+        copy.deepcopy(base),
+        cell.method,
+        windows,
+        cfg,
+        rank=cell.rank,
+        dp=dp,
+        rowscale=work.engine.rowscale,
+        progress=work.progress,
+        desc=f"audit {cell.name}",
+        device=work.device,
+    )
+    scores = canary.audit_scores(base, trained, tokenizer, canaries, context, device=work.device)
+    record = {
+        "schema": SCHEMA,
+        "audit": canary.canary_audit(scores, included, config),
+        "scores": [float(x) for x in scores],
+        "included": [bool(x) for x in included],
+        "training": {k: v for k, v in stats.items() if k != "seconds"},
+        "manifest": {
+            "cell": asdict(cell),
+            "key": key,
+            "canary_config": asdict(config),
+            "dp": asdict(dp) if cell.method == "dpsgd" else None,
+            "train_config": asdict(cfg),
+            "model": {**asdict(work.engine.model), "base": base_info},
+            "versions": package_versions(),
+            "runtime": runtime(),
+            "torch_threads": torch.get_num_threads(),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+            "device": str(work.device),
+            "wall_seconds": time.perf_counter() - start,
+        },
+    }
+    record["checksum"] = record_checksum(record)
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
+    return record
+
+
+def set_threads(threads: int | None) -> int:
+    """Use ``threads`` CPU threads in torch (default: every core); returns the number set."""
+    count = threads or os.cpu_count() or 1
+    if count < 1:
+        raise ValueError(f"--threads: must be >= 1, got {count}")
+    torch.set_num_threads(count)
+    return count

@@ -1,5 +1,11 @@
 """One training loop for every language model of the pipeline (pre-training and all
-fine-tuning methods), and per-block evaluation of losses."""
+fine-tuning methods), and evaluation of losses per row and per text.
+
+Rows are token windows padded with -1 (see ``data.text_windows``); packed pre-training blocks
+are rows without padding.  The training loss is the mean over the rows of a batch of each row's
+mean token loss, so that a row's gradient does not depend on the other rows' lengths (which
+DP-SGD's per-sample clipping needs, and which keeps every method on the same objective).
+"""
 
 from __future__ import annotations
 
@@ -35,11 +41,38 @@ class TrainConfig:
             raise ValueError(f"epochs and batch_size must be >= 1 and lr > 0, got {self}")
 
 
+def _trim(batch: list[tuple[torch.Tensor, ...]]) -> tuple[torch.Tensor]:
+    """Stack rows and drop the columns that are padding in every row (a batch of short texts stays short)."""
+    rows = torch.stack([item[0] for item in batch]) if batch else torch.zeros((0, 0), dtype=torch.long)
+    used = (rows >= 0).any(dim=0).nonzero()
+    return (rows[:, : int(used.max()) + 1] if used.numel() else rows,)
+
+
 def block_loader(blocks: np.ndarray, batch_size: int, seed: int, shuffle: bool = True) -> DataLoader:
-    """Batches of token blocks in a seeded order."""
+    """Batches of token rows (blocks or padded windows) in a seeded order."""
     data = TensorDataset(torch.as_tensor(np.asarray(blocks), dtype=torch.long))
     generator = torch.Generator().manual_seed(seed)
-    return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=generator)
+    return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=generator, collate_fn=_trim)
+
+
+def row_nll(model: torch.nn.Module, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed next-token negative log-likelihood and number of predicted tokens of each row (-1 pads)."""
+    mask = rows >= 0
+    ids = rows.clamp(min=0)
+    logits = model(input_ids=ids, attention_mask=mask.long()).logits[:, :-1]
+    target_mask = mask[:, 1:] & mask[:, :-1]
+    nll = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(), ids[:, 1:].reshape(-1), reduction="none"
+    ).view(rows.shape[0], -1)
+    return (nll * target_mask).sum(dim=1), target_mask.sum(dim=1)
+
+
+def batch_loss(model: torch.nn.Module, rows: torch.Tensor) -> torch.Tensor:
+    """Mean over rows of each row's mean token loss (the training objective of every method)."""
+    total, count = row_nll(model, rows)
+    if bool((count == 0).any()):
+        raise ValueError("a row has no token to predict: every row needs at least 2 tokens")
+    return (total / count).mean()
 
 
 def make_optimizer(params: list[torch.nn.Parameter], cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -67,14 +100,14 @@ def run_training(
     optimizer: torch.optim.Optimizer,
     scheduler,
     epochs: int,
-    step_hook: Callable[[], None] | None = None,
+    step_hook: Callable[[torch.optim.Optimizer], None] | None = None,
     progress: bool = False,
     desc: str = "training",
     device: torch.device | None = None,
     autocast_dtype: torch.dtype | None = None,
     backward: Callable[[torch.Tensor], None] | None = None,
 ) -> dict:
-    """The loop itself: causal-LM loss on each batch of blocks, ``step_hook`` after each optimiser step.
+    """The loop itself: :func:`batch_loss` on each batch, ``step_hook(optimizer)`` after each optimiser step.
 
     ``backward`` replaces ``loss.backward()`` (``accelerate.Accelerator.backward`` for data-parallel runs).
     """
@@ -89,7 +122,7 @@ def run_training(
                 continue
             batch = batch.to(device)
             with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
-                loss = model(input_ids=batch, attention_mask=torch.ones_like(batch), labels=batch).loss
+                loss = batch_loss(model, batch)
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"{desc}: loss became {loss.item()} at step {steps}; lower the learning rate")
             optimizer.zero_grad(set_to_none=True)
@@ -100,8 +133,8 @@ def run_training(
             optimizer.step()
             scheduler.step()
             if step_hook is not None:
-                step_hook()
-            steps, tokens, last = steps + 1, tokens + batch.numel(), float(loss.detach())
+                step_hook(optimizer)
+            steps, tokens, last = steps + 1, tokens + int((batch >= 0).sum()), float(loss.detach())
             bar.update(1)
     bar.close()
     return {"steps": steps, "tokens": tokens, "seconds": time.perf_counter() - start, "final_loss": last}
@@ -112,7 +145,7 @@ def train_language_model(
     blocks: np.ndarray,
     cfg: TrainConfig,
     params: list[torch.nn.Parameter] | None = None,
-    step_hook: Callable[[], None] | None = None,
+    step_hook: Callable[[torch.optim.Optimizer], None] | None = None,
     progress: bool = False,
     desc: str = "training",
 ) -> dict:
@@ -126,17 +159,32 @@ def train_language_model(
 
 
 @torch.no_grad()
+def row_sums(
+    model: torch.nn.Module, rows: np.ndarray, batch_size: int = 32, device: torch.device | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Summed token loss and number of predicted tokens of every row, in order."""
+    model.eval()
+    totals, counts = [], []
+    for (batch,) in block_loader(rows, batch_size, 0, shuffle=False):
+        total, count = row_nll(model, batch.to(device or torch.device("cpu")))
+        totals.append(total.double().cpu().numpy())
+        counts.append(count.cpu().numpy())
+    return np.concatenate(totals), np.concatenate(counts)
+
+
 def block_losses(
     model: torch.nn.Module, blocks: np.ndarray, batch_size: int = 32, device: torch.device | None = None
 ) -> np.ndarray:
-    """Mean next-token negative log-likelihood of each block (the per-example loss of eq. 24)."""
-    model.eval()
-    out = []
-    for (batch,) in block_loader(blocks, batch_size, 0, shuffle=False):
-        batch = batch.to(device or torch.device("cpu"))
-        logits = model(input_ids=batch, attention_mask=torch.ones_like(batch)).logits[:, :-1]
-        nll = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(), batch[:, 1:].reshape(-1), reduction="none"
-        )
-        out.append(nll.view(batch.shape[0], -1).mean(dim=1).double().cpu().numpy())
-    return np.concatenate(out)
+    """Mean next-token negative log-likelihood of each row (block or window)."""
+    totals, counts = row_sums(model, blocks, batch_size, device)
+    return totals / counts
+
+
+def text_losses(
+    model: torch.nn.Module, windows, batch_size: int = 32, device: torch.device | None = None
+) -> np.ndarray:
+    """Mean token loss of each text (``data.TextWindows``): its windows' token losses pooled (eq. 24's L(x))."""
+    totals, counts = row_sums(model, windows.ids, batch_size, device)
+    per_text = np.bincount(windows.owner, weights=totals, minlength=windows.n_texts)
+    tokens = np.bincount(windows.owner, weights=counts, minlength=windows.n_texts)
+    return per_text / tokens

@@ -9,6 +9,13 @@ success into an epsilon that the mechanism cannot be below (at the stated confid
 
 A lower bound from an audit never certifies privacy; it can only show that a claimed epsilon
 is too small.
+
+:func:`one_run_epsilon_lower_bound` is the audit of Steinke, Nasr and Jagielski (2023) that needs a
+single training run: m canaries, each included independently with probability 1/2; the auditor
+guesses in or out for r of them and gets v right.  Under (epsilon, delta)-DP,
+P[v or more right] <= P[Binomial(r, q) >= v] + 2 m delta max_{i=1..v} P[v - i <= Binomial(r, q) < v] / i
+with q = e^epsilon / (1 + e^epsilon) (their Theorem 3 with the form of their Appendix D); the bound
+is the largest epsilon that this p-value rejects at the chosen confidence.
 """
 
 from __future__ import annotations
@@ -81,6 +88,19 @@ def epsilon_lower_bound(
     return AuditResult(int(tp), int(fn), int(fp), int(tn), float(delta), float(confidence), max(bounds))
 
 
+def threshold_counts(scores_in: np.ndarray, scores_out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(TP, FP) of the test "score >= threshold" at every distinct score, the one sweep behind every bound here."""
+    scores_in, scores_out = np.asarray(scores_in, dtype=float).ravel(), np.asarray(scores_out, dtype=float).ravel()
+    if scores_in.size < 2 or scores_out.size < 2:
+        raise ValueError("an audit needs at least 2 trials in each world (target in, target out)")
+    if not (np.all(np.isfinite(scores_in)) and np.all(np.isfinite(scores_out))):
+        raise ValueError("audit scores must be finite")
+    thresholds = np.unique(np.concatenate([scores_in, scores_out]))
+    tp = scores_in.size - np.searchsorted(np.sort(scores_in), thresholds, side="left")
+    fp = scores_out.size - np.searchsorted(np.sort(scores_out), thresholds, side="left")
+    return tp.astype(int), fp.astype(int)
+
+
 def audit_scores(
     scores_in: np.ndarray, scores_out: np.ndarray, delta: float = 0.0, confidence: float = 0.95
 ) -> AuditResult:
@@ -89,14 +109,77 @@ def audit_scores(
     Choosing the threshold on the same trials that are counted makes the bound optimistic; use
     :func:`epsilon_lower_bound` on held-out trials when the number matters, or many trials.
     """
-    scores_in, scores_out = np.asarray(scores_in, dtype=float), np.asarray(scores_out, dtype=float)
-    if scores_in.size < 2 or scores_out.size < 2:
-        raise ValueError("an audit needs at least 2 trials in each world (target in, target out)")
+    tps, fps = threshold_counts(scores_in, scores_out)
+    n_in, n_out = np.size(scores_in), np.size(scores_out)
     best = None
-    for threshold in np.unique(np.concatenate([scores_in, scores_out])):
-        tp = int(np.sum(scores_in >= threshold))
-        fp = int(np.sum(scores_out >= threshold))
-        result = epsilon_lower_bound(tp, scores_in.size - tp, fp, scores_out.size - fp, delta, confidence)
+    for tp, fp in zip(tps.tolist(), fps.tolist(), strict=True):
+        result = epsilon_lower_bound(tp, n_in - tp, fp, n_out - fp, delta, confidence)
         if best is None or result.epsilon_low > best.epsilon_low:
             best = result
     return best
+
+
+def tv_lower_bound(scores_in: np.ndarray, scores_out: np.ndarray, confidence: float = 0.95) -> float:
+    """A lower confidence bound on TV(P_in, P_out): the best threshold's TPR_low - FPR_high (0 at worst).
+
+    Each rate gets a one-sided Clopper-Pearson bound at level (1 - confidence) / 2, as in
+    :func:`epsilon_lower_bound`; the same caveat on choosing the threshold on the counted trials applies.
+    """
+    tps, fps = threshold_counts(scores_in, scores_out)
+    n_in, n_out = np.size(scores_in), np.size(scores_out)
+    two_sided = 2 * (1 - (1 - confidence) / 2) - 1
+    best = 0.0
+    for tp, fp in zip(tps.tolist(), fps.tolist(), strict=True):
+        tpr_low, _ = clopper_pearson(tp, n_in, two_sided)
+        _, fpr_high = clopper_pearson(fp, n_out, two_sided)
+        best = max(best, tpr_low - fpr_high)
+    return best
+
+
+def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    """Steinke et al.'s bound on P[at least v of r guesses right] for an (epsilon, delta)-DP mechanism."""
+    q = 1.0 / (1.0 + math.exp(-epsilon))  # the accuracy of epsilon-DP randomized response
+    tail = float(stats.binom.sf(v - 1, r, q))
+    if delta == 0 or v == 0:
+        return min(tail, 1.0)
+    below = np.cumsum(stats.binom.pmf(v - np.arange(1, v + 1), r, q))  # P[v - i <= Bin < v], i = 1..v
+    return float(min(tail + 2 * m * delta * np.max(below / np.arange(1, v + 1)), 1.0))
+
+
+def one_run_epsilon_lower_bound(
+    m: int, r: int, v: int, delta: float = 0.0, confidence: float = 0.95, epsilon_max: float = 50.0
+) -> float:
+    """The largest epsilon that v right guesses out of r (m canaries) reject at ``confidence`` (0: none)."""
+    for name, value in (("m", m), ("r", r), ("v", v)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer count, got {value!r}")
+    if m < 2 or not 0 <= v <= r <= m:
+        raise ValueError(f"need 0 <= v <= r <= m and m >= 2 canaries, got m={m}, r={r}, v={v}")
+    if not 0 <= delta < 1 or not 0 < confidence < 1:
+        raise ValueError(f"need 0 <= delta < 1 and 0 < confidence < 1, got {delta}, {confidence}")
+    alpha = 1 - confidence
+    if one_run_p_value(m, r, v, 0.0, delta) >= alpha:
+        return 0.0
+    low, high = 0.0, epsilon_max
+    if one_run_p_value(m, r, v, high, delta) < alpha:
+        return high  # rejected even at epsilon_max: report the cap
+    for _ in range(60):  # bisection: p-value(low) < alpha <= p-value(high)
+        mid = (low + high) / 2
+        if one_run_p_value(m, r, v, mid, delta) < alpha:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def one_run_guesses(scores: np.ndarray, included: np.ndarray, guesses_each_side: int) -> tuple[int, int]:
+    """Guess "in" for the ``guesses_each_side`` highest scores and "out" for as many lowest; (r, v)."""
+    scores, included = np.asarray(scores, dtype=float), np.asarray(included, dtype=bool)
+    if scores.shape != included.shape or scores.ndim != 1:
+        raise ValueError("scores and included must be 1-d and of the same length")
+    k = int(guesses_each_side)
+    if k < 1 or 2 * k > scores.size:
+        raise ValueError(f"guesses_each_side must lie in [1, m/2] = [1, {scores.size // 2}], got {guesses_each_side}")
+    order = np.argsort(scores, kind="stable")
+    right = int(np.sum(included[order[-k:]])) + int(np.sum(~included[order[:k]]))
+    return 2 * k, right

@@ -1,0 +1,121 @@
+"""The grid of a membership-inference run, without torch: methods, cells, sharding, argument parsing.
+
+The command line validates everything here before it imports torch, so that a typo costs well
+under a second; every error names the option it is about.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..scale import Scale
+
+METHODS = ("full", "adapter", "lora", "flora", "dpsgd", "rowscale")
+RANKED = ("lora", "flora", "dpsgd", "rowscale")
+REFERENCES = ("same", "full")  # eq. 24's reference: the target's own method (calibrated), or full fine-tuning
+DEFAULT_RANKS = (8, 16)
+
+
+@dataclass(frozen=True)
+class Cell:
+    dataset: str
+    method: str
+    rank: int | None
+    seed: int
+
+    @property
+    def name(self) -> str:
+        rank = f"-r{self.rank}" if self.rank is not None else ""
+        return f"{self.dataset}/{self.method}{rank}-s{self.seed}"
+
+
+def check_methods(methods: list[str]) -> list[str]:
+    if not methods:
+        raise ValueError("--methods: the list is empty")
+    for method in methods:
+        if method not in METHODS:
+            raise ValueError(f"--methods: unknown method {method!r}; choose from {', '.join(METHODS)} or 'all'")
+    return methods
+
+
+def plan(datasets: list[str], methods: list[str], ranks: list[int], seeds: list[int]) -> list[Cell]:
+    """All cells of a grid: ranked methods once per rank, the others once."""
+    from .data import check_name  # numpy only
+
+    for name in datasets:
+        check_name(name)
+    check_methods(methods)
+    if any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in ranks):
+        raise ValueError(f"--ranks: ranks must be integers >= 1, got {ranks}")
+    if any(m in RANKED for m in methods) and not ranks:
+        raise ValueError(
+            "--ranks: the list is empty, but " + ", ".join(m for m in methods if m in RANKED) + " need one"
+        )
+    cells = []
+    for seed in seeds:
+        for dataset in datasets:
+            for method in methods:
+                for rank in ranks if method in RANKED else [None]:
+                    cells.append(Cell(dataset, method, rank, seed))
+    return cells
+
+
+def check_ranks(cells: list[Cell], scale: Scale) -> None:
+    """Every rank must fit the adapted matrix c_attn (3 n_embd x n_embd) of the scale's model."""
+    limit = scale.engine.model.n_embd
+    bad = sorted({c.rank for c in cells if c.rank is not None and c.rank > limit})
+    if bad:
+        raise ValueError(
+            f"--ranks: rank(s) {bad} exceed min(n, m) = {limit} of c_attn at scale {scale.name}; use ranks <= {limit}"
+        )
+
+
+def shard(cells: list[Cell], index: int, count: int) -> list[Cell]:
+    if not 0 <= index < count:
+        raise ValueError(f"--shard: must be i/n with 0 <= i < n, got {index}/{count}")
+    return cells[index::count]
+
+
+def parse_list(option: str, text: str, every: tuple[str, ...]) -> list[str]:
+    """A comma list, or every choice for 'all'."""
+    items = list(every) if text.strip() == "all" else [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ValueError(f"{option}: the list is empty")
+    return items
+
+
+def parse_ints(option: str, text: str, minimum: int = 0) -> list[int]:
+    """Integers from a comma list; an error names the option and the offending item."""
+    values = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        try:
+            value = int(item)
+        except ValueError:
+            raise ValueError(f"{option}: {item!r} is not an integer") from None
+        if value < minimum:
+            raise ValueError(f"{option}: {value} is below {minimum}")
+        values.append(value)
+    if not values:
+        raise ValueError(f"{option}: the list is empty")
+    return values
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    parts = text.split("/")
+    try:
+        index, count = (int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"--shard: expected i/n (for instance 0/2), got {text!r}") from None
+    if not 0 <= index < count:
+        raise ValueError(f"--shard: must be i/n with 0 <= i < n, got {text}")
+    return index, count
+
+
+def check_ranks_given(ranks_given: bool, methods: list[str]) -> None:
+    """Refuse --ranks when no selected method has a rank: the user meant something else."""
+    if ranks_given and not any(m in RANKED for m in methods):
+        raise ValueError(
+            f"--ranks: given, but none of the methods {', '.join(methods)} has a rank (ranked: {', '.join(RANKED)})"
+        )

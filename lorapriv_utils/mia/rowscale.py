@@ -1,0 +1,100 @@
+"""LoRA with row scaling (paper A, section 5, eq. 22), as a training method.
+
+A is frozen (the random projection of section 5); only B trains.  Before every step, each
+text's gradient with respect to B, an n x r matrix whose row l is g_l A^T (g_l the matching row of
+the text's gradient with respect to W), has every row rescaled to norm (1 - Delta) sqrt(r) c.
+The batch gradient is the mean of the rescaled per-text gradients, and the optimiser steps with
+it.  Section 5 argues that by the Johnson-Lindenstrauss lemma every row of the W-gradient then
+has norm between (1 - Delta)/(1 + Delta) sqrt(r) c and sqrt(r) c with high probability, so the
+step resembles DP-SGD's clipped step (its noise being the projection's own, eq. 11).  No noise is
+added and nothing is certified: this is the method whose privacy the book measures.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import torch
+from tqdm.auto import tqdm
+
+from ..scale import RowScaleConfig
+from .data import TextWindows
+from .per_text import TextBatches, per_text_gradients, text_loss_sum
+from .training import TrainConfig, linear_schedule, make_optimizer
+
+
+def row_target(config: RowScaleConfig, rank: int) -> float:
+    """Eq. 22's row norm (1 - Delta) sqrt(r) c."""
+    return (1 - config.delta) * math.sqrt(rank) * config.c
+
+
+def scale_rows(grad: torch.Tensor, target: float) -> torch.Tensor:
+    """Every row (last axis) of every per-text gradient rescaled to norm ``target`` (zero rows stay zero)."""
+    norms = grad.norm(dim=-1, keepdim=True)
+    return torch.where(norms > 0, grad * (target / norms.clamp_min(torch.finfo(grad.dtype).tiny)), grad)
+
+
+def rowscale_train(
+    model: torch.nn.Module,
+    params: list[torch.nn.Parameter],
+    windows: TextWindows,
+    cfg: TrainConfig,
+    config: RowScaleConfig,
+    rank: int,
+    device: torch.device | None = None,
+    progress: bool = False,
+    desc: str = "rowscale",
+) -> tuple[torch.nn.Module, dict]:
+    """Train the B matrices ``params`` of a PEFT LoRA model with row-scaled per-text gradients."""
+    from opacus import GradSampleModule
+
+    device = device or torch.device("cpu")
+    if any(p.dim() != 2 or p.shape[1] != rank for p in params):
+        raise ValueError(
+            f"row scaling trains LoRA's B matrices (out x r = {rank}); got shapes {[p.shape for p in params]}"
+        )
+    target = row_target(config, rank)
+    batches = TextBatches(windows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Opacus's notes on layers it does not need here
+        wrapped = GradSampleModule(model, loss_reduction="sum")
+    optimizer = make_optimizer(params, cfg)
+    order_gen = torch.Generator().manual_seed(cfg.seed)
+    per_epoch = math.ceil(windows.n_texts / cfg.batch_size)
+    scheduler = linear_schedule(optimizer, cfg.epochs * per_epoch, cfg.warmup_fraction)
+    wrapped.train()
+    steps, last, start = 0, math.nan, time.perf_counter()
+    bar = tqdm(total=cfg.epochs * per_epoch, desc=desc, disable=not progress, leave=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
+        for _ in range(cfg.epochs):
+            order = torch.randperm(windows.n_texts, generator=order_gen).tolist()
+            for k in range(0, windows.n_texts, cfg.batch_size):
+                texts = order[k : k + cfg.batch_size]
+                optimizer.zero_grad(set_to_none=True)
+                batch, owner = batches.batch(texts, device)
+                loss = text_loss_sum(wrapped, batch, owner, len(texts))
+                loss.backward()
+                per_text_gradients(params, owner, len(texts))
+                for p in params:
+                    p.grad = scale_rows(p.grad_sample, target).mean(dim=0)  # eq. 22, then the batch mean
+                    p.grad_sample = None
+                optimizer.step()
+                scheduler.step()
+                steps, last = steps + 1, float(loss.detach()) / len(texts)
+                bar.update(1)
+    bar.close()
+    model = wrapped._module
+    wrapped._close()
+    stats = {
+        "steps": steps,
+        "seconds": time.perf_counter() - start,
+        "final_loss": last,
+        "row_norm": target,
+        "delta": config.delta,
+        "c": config.c,
+        "unit": "text",
+    }
+    return model, stats

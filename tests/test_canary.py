@@ -1,0 +1,64 @@
+"""The canary audit: canaries, inclusion, scoring and the one-run bound, end to end on the tiny model."""
+
+import json
+
+import ddp_driver  # tests/ is on sys.path under pytest's default import mode
+import numpy as np
+import pytest
+
+from lorapriv_utils.mia import canary, cli, models, runner
+from lorapriv_utils.scale import SCALES, DPConfig
+
+SCALE = ddp_driver.SCALE
+
+
+def test_canaries_are_distinct_deterministic_and_half_included():
+    a = canary.canary_texts(50, seed=1)
+    assert a == canary.canary_texts(50, seed=1) and len(set(a)) == 50 and a != canary.canary_texts(50, seed=2)
+    assert all("PIN" in t for t in a)
+    included = canary.inclusion(4000, seed=0)
+    assert abs(included.mean() - 0.5) < 0.03
+    assert canary.with_canaries(["m"], ["c1", "c2"], np.array([False, True])) == ["m", "c2"]
+
+
+def test_the_audit_of_scores_that_separate_perfectly():
+    included = canary.inclusion(400, seed=3)
+    result = canary.canary_audit(included.astype(float), included, canary.CanaryConfig(400, 40))
+    assert result["right"] == result["guesses"] == 80 and result["auc"] == 1.0
+    assert result["epsilon_lower_bound"] > 2.0
+    useless = canary.canary_audit(np.zeros(400), included, canary.CanaryConfig(400, 40))
+    assert useless["epsilon_lower_bound"] < 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"canaries": 1}, "--canaries"), ({"guesses_each_side": 300}, "--guesses"), ({"delta": 0.7}, "delta")],
+)
+def test_bad_audit_settings(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        canary.CanaryConfig(**kwargs)
+
+
+@pytest.mark.slow
+def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(SCALES, "cpu-small", SCALE)
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
+    cell = runner.Cell("synthetic-email", "dpsgd", 2, 0)
+    config = canary.CanaryConfig(canaries=40, guesses_each_side=5)
+    record = runner.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5))
+    path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-s0-z0.5.json"
+    assert json.loads(path.read_text())["audit"] == record["audit"]
+    assert record["audit"]["guesses"] == 10 and 0 <= record["audit"]["right"] <= 10
+    assert record["training"]["noise_multiplier"] == 0.5 and record["training"]["epsilon"] > 0
+    assert len(record["scores"]) == 40 and sum(record["included"]) == record["audit"]["included"]
+    assert runner.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
+    again = runner.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
+    assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().out
+
+
+def test_cli_audit_errors_name_the_option(capsys):
+    for argv, match in ((["audit", "--guesses", "0"], "--guesses"), (["audit", "--noise-multiplier", "0"], "--noise")):
+        with pytest.raises(SystemExit):
+            cli.main(argv)
+        assert match in capsys.readouterr().err
