@@ -95,15 +95,32 @@ acct = a5_row_scaling.accounting_table(768, [8, 16], 0.5)
 display_table(acct)
 
 # %% [markdown]
+# ## What row scaling costs
+#
+# Paper A calls per-sample row scaling "almost no cost". The engine's `rowscale` method (LoRA with
+# $A$ frozen, every row of every per-text gradient with respect to $B$ rescaled to norm
+# $(1 - \Delta)\sqrt{r}\,c$ before the step) needs each sample's gradient, which plain LoRA never
+# forms. The fair baseline is LoRA-FA, LoRA with the same frozen $A$ and trainable $B$, so that
+# the ratio is the cost of row scaling alone; plain LoRA (which also trains $A$) is shown beside
+# it. `python tools/bench.py --rowscale-cost-json ...` trains each for one epoch on the default
+# scale's model (each run in its own process, three runs each) and stores the medians in
+# `results/published/bench/rowscale_cost.json`, which this page loads; peak memory is counted
+# above a process that builds the same model and data without training.
+
+# %%
+cost = a5_row_scaling.load_cost()
+display_table(a5_row_scaling.cost_table(cost))
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger (see
 # {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = a5_row_scaling.claims(jl, eq23, mult, acct, scale)
+claims = [*a5_row_scaling.claims(jl, eq23, mult, acct, scale), a5_row_scaling.cost_claim(cost, scale)]
 ledger.save_claims(a5_row_scaling.KEY, claims)
 plots.save_figure(mult_fig, "a5_multiplier")
-for name, value in a5_row_scaling.key_numbers(eq23, mult, acct).items():
+for name, value in a5_row_scaling.key_numbers(eq23, mult, acct, cost).items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

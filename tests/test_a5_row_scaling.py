@@ -19,4 +19,69 @@ def test_row_scaling_chapter(tiny_scale):
     assert {c.claim_id for c in claims} <= registered(a5.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     assert verdicts == {"A-5.1-JL": "holds", "A-5.eq22": "holds", "A-5.eq23": "qualified", "A-5.1-z": "fails"}
-    assert a5.key_numbers(eq23, mult, acct)["a5_row_scaling_z_formula"] < 0.02
+    assert a5.key_numbers(eq23, mult, acct, _cost(1.0, 1.0))["a5_row_scaling_z_formula"] < 0.02
+
+
+def _cost(time_ratio, memory_ratio):
+    return {
+        "lora_seconds": 1.1,
+        "lorafa_seconds": 1.0,
+        "rowscale_seconds": time_ratio,
+        "lora_peak_mb": 11.0,
+        "lorafa_peak_mb": 10.0,
+        "rowscale_peak_mb": 10.0 * memory_ratio,
+        "time_ratio": time_ratio,
+        "memory_ratio": memory_ratio,
+        "runs": 3,
+        "model": "test",
+        "measured_on": {"cpu_count": 2, "versions": {"torch": "x"}},
+    }
+
+
+def test_the_cost_verdict_follows_the_measured_ratios(tiny_scale):
+    assert a5.cost_claim(_cost(1.05, 1.02), tiny_scale).verdict == "holds"
+    assert a5.cost_claim(_cost(1.3, 1.02), tiny_scale).verdict == "qualified"
+    assert a5.cost_claim(_cost(1.05, 2.0), tiny_scale).verdict == "fails"
+    table = a5.cost_table(_cost(1.3, 1.5))
+    assert table["seconds_per_epoch"].tolist() == [1.1, 1.0, 1.3, 1.3]
+
+
+def test_the_committed_cost_measurement_loads():
+    cost = a5.load_cost()
+    assert cost["time_ratio"] > 0 and cost["memory_ratio"] > 0 and cost["runs"] >= 3
+
+
+def test_missing_results_say_how_to_regenerate_them(tmp_path):
+    import pytest
+
+    with pytest.raises(FileNotFoundError, match="regenerate"):
+        a5.load_cost(tmp_path / "none.json")
+    with pytest.raises(FileNotFoundError, match="regenerate"):
+        a5.load_audits(tmp_path)
+
+
+def test_audit_records_are_tabulated_and_verified(tmp_path):
+    import json
+
+    import pytest
+
+    from lorapriv_utils.mia.report import record_checksum
+
+    def record(method, sigma=None):
+        training = {"steps": 10} | ({"noise_multiplier": sigma, "epsilon": 2.0, "epsilon_rdp": 2.5} if sigma else {})
+        rec = {
+            "audit": {"canaries": 100, "right": 12, "guesses": 20, "epsilon_lower_bound": 0.0, "auc": 0.5},
+            "training": training,
+            "manifest": {"cell": {"method": method, "rank": 8}, "train_config": {"epochs": 4, "lr": 0.01}},
+        }
+        rec["checksum"] = record_checksum(rec)
+        return rec
+
+    for name, rec in (("a", record("lora")), ("b", record("dpsgd", 1.0)), ("c", record("rowscale"))):
+        (tmp_path / f"{name}.json").write_text(json.dumps(rec))
+    table = a5.audit_table(a5.load_audits(tmp_path))
+    assert table["method"].tolist() == ["LoRA r=8", "LoRA, row-scaled r=8", "DP-SGD r=8, sigma=1"]
+    assert table["certified_eps_prv"].isna().tolist() == [True, True, False]
+    (tmp_path / "a.json").write_text(json.dumps({**record("lora"), "audit": {}}))
+    with pytest.raises(ValueError, match="checksum"):
+        a5.load_audits(tmp_path)

@@ -32,5 +32,9 @@ def test_training_throughput_compares_with_trainer():
 
 def test_rowscale_cost_runs_each_method_in_its_own_process():
     cost = bench.rowscale_cost(repeats=1, texts=16)
-    assert set(cost) == {"none", "lora", "rowscale"} and cost["none"][0][0] == 0.0
+    assert set(cost) == {"none", "lora", "lorafa", "rowscale", "texts"} and cost["none"][0][0] == 0.0
     assert cost["rowscale"][0][0] > 0 and cost["rowscale"][0][1] > 0
+    summary = bench.rowscale_cost_summary(cost)
+    assert summary["time_ratio"] == summary["rowscale_seconds"] / summary["lorafa_seconds"]
+    assert "16 texts" in summary["model"]
+    assert {"git_commit", "cpu_count"} <= set(summary["measured_on"])

@@ -1,6 +1,7 @@
 """Benchmarks (not tests): ratios measured side by side in one run.
 
 Usage: python tools/bench.py    (or: make bench)
+       python tools/bench.py --rowscale-cost-json PATH   (only the row-scaling cost, written as JSON for the book)
 
 * Section 3's streaming noise sampler N = (G A^T) A - G against the naive G (A^T A - I),
   at n = 1, m = 4096, r = 16 (target: at least 10x faster), and their peak memory as m
@@ -177,8 +178,9 @@ print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def rowscale_cost(repeats: int = 3, texts: int = 256) -> dict:
-    """Seconds per epoch and peak memory of LoRA with row scaling against plain LoRA (cpu-small model, r = 8).
+def rowscale_cost(repeats: int = 3, texts: int = 1024) -> dict:
+    """Seconds per epoch and peak memory of LoRA with row scaling against LoRA with A frozen (the same trainable
+    B, without per-sample gradients) and plain LoRA (A and B trained); cpu-small model, r = 8.
 
     Each run is its own process, so that peak memory (max RSS, over a process that builds the same
     model and data without training) belongs to one method.
@@ -189,7 +191,7 @@ def rowscale_cost(repeats: int = 3, texts: int = 256) -> dict:
 
     threads = str(os.cpu_count() or 1)
     out: dict = {}
-    for method in ("none", "lora", "rowscale"):
+    for method in ("none", "lora", "lorafa", "rowscale"):
         runs = []
         for _ in range(repeats if method != "none" else 1):
             done = subprocess.run(
@@ -201,6 +203,7 @@ def rowscale_cost(repeats: int = 3, texts: int = 256) -> dict:
             seconds, rss_kib = done.stdout.split()
             runs.append((float(seconds), int(rss_kib) * 1024))
         out[method] = runs
+    out["texts"] = texts
     return out
 
 
@@ -226,7 +229,46 @@ def _spread(values: list[float]) -> str:
     return f"{np.median(values):,.0f} (range {min(values):,.0f} to {max(values):,.0f}, {len(values)} runs)"
 
 
+def rowscale_cost_summary(cost: dict) -> dict:
+    """Medians and ratios of :func:`rowscale_cost`, with where and how they were measured.
+
+    The ratios compare row scaling with LoRA-FA (A frozen, B trained: the same trainable parameters,
+    so the difference is row scaling itself); plain LoRA, which also trains A, is given beside it.
+    """
+    import os
+    import platform
+
+    from lorapriv_utils.provenance import git_commit, git_dirty, package_versions
+
+    base_rss = cost["none"][0][1]
+    texts = cost.get("texts", "?")
+    summary = {"runs": len(cost["lora"]), "model": f"cpu-small GPT-2, r = 8, {texts} texts of 64 tokens, batch 16"}
+    for method in ("lora", "lorafa", "rowscale"):
+        summary[f"{method}_seconds"] = float(np.median([s for s, _ in cost[method]]))
+        summary[f"{method}_peak_mb"] = (max(m for _, m in cost[method]) - base_rss) / 1e6
+    summary["time_ratio"] = summary["rowscale_seconds"] / summary["lorafa_seconds"]
+    summary["memory_ratio"] = summary["rowscale_peak_mb"] / max(summary["lorafa_peak_mb"], 1e-9)
+    summary["measured_on"] = {
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "versions": package_versions(("torch", "opacus", "peft")),
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
+    }
+    return summary
+
+
 def main() -> None:
+    if "--rowscale-cost-json" in sys.argv:
+        import json
+
+        from lorapriv_utils.files import atomic_write_text
+
+        path = sys.argv[sys.argv.index("--rowscale-cost-json") + 1]
+        summary = rowscale_cost_summary(rowscale_cost())
+        atomic_write_text(path, json.dumps(summary, indent=1, sort_keys=True))
+        print(json.dumps(summary, indent=1, sort_keys=True))
+        return
     row = sampler_vs_naive()
     print("== noise sampler, n = 1, m = 4096, r = 16 (target: streaming at least 10x faster)")
     print(
@@ -256,20 +298,15 @@ def main() -> None:
     print("== training tokens/s, cpu-small model, batch 16, no clipping (target: ours at least as fast as Trainer)")
     print(f"ours    {_spread(rates['ours'])}\nTrainer {_spread(rates['trainer'])}")
     print(f"ratio of medians {ratio:.2f}  [{'ok' if ratio >= 1 else 'BELOW TARGET'}]")
-    cost = rowscale_cost()
-    base_rss = cost["none"][0][1]
-    lora_s = float(np.median([s for s, _ in cost["lora"]]))
-    rows_s = float(np.median([s for s, _ in cost["rowscale"]]))
-    lora_mb = (max(m for _, m in cost["lora"]) - base_rss) / 1e6
-    rows_mb = (max(m for _, m in cost["rowscale"]) - base_rss) / 1e6
-    print("== LoRA with row scaling (per-text gradients, eq. 22) against plain LoRA, cpu-small model, r = 8")
+    cost = rowscale_cost_summary(rowscale_cost())
+    print("== LoRA with row scaling (per-text gradients, eq. 22) against LoRA-FA (A frozen), cpu-small model, r = 8")
     print(
-        f"seconds per epoch: LoRA {lora_s:.2f}, row scaling {rows_s:.2f} (medians of {len(cost['lora'])}): "
-        f"ratio {rows_s / lora_s:.2f}"
+        f"seconds per epoch: LoRA-FA {cost['lorafa_seconds']:.2f}, row scaling {cost['rowscale_seconds']:.2f}, "
+        f"plain LoRA {cost['lora_seconds']:.2f} (medians of {cost['runs']}): ratio {cost['time_ratio']:.2f}"
     )
     print(
-        f"peak memory above a process that only builds the model and data: LoRA {lora_mb:.0f} MB, "
-        f"row scaling {rows_mb:.0f} MB: ratio {rows_mb / max(lora_mb, 1e-9):.2f} (paper A: 'almost no cost')"
+        f"peak memory above a process that only builds the model and data: LoRA-FA {cost['lorafa_peak_mb']:.0f} MB, "
+        f"row scaling {cost['rowscale_peak_mb']:.0f} MB: ratio {cost['memory_ratio']:.2f} (paper A: 'almost no cost')"
     )
     if "--no-grid" not in sys.argv:
         seconds = default_grid_seconds()

@@ -1,7 +1,9 @@
 """Paper A, section 5 (Theorem 5.1, eqs. 22-23, §5.1), checked: tables and ledger claims.
 
-What needs the training engine (row scaling as a training method, its cost, real per-sample
-gradients, the empirical audit) is not here yet; its claims stay pending.
+Row scaling's cost is measured with the engine (``make bench``) and loaded from its committed
+result; the section 5.1 equivalence on real per-sample gradients and the canary audit in training
+are not here yet (the audit machinery is in ``lorapriv_utils.mia.canary``), so their claims stay
+pending.
 """
 
 from __future__ import annotations
@@ -333,7 +335,7 @@ def claims(jl: pd.DataFrame, eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.Da
     return out
 
 
-def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame) -> dict[str, float]:
+def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, cost: dict) -> dict[str, float]:
     """The numbers the chapter's takeaway quotes (glued by the notebook)."""
     row = acct.loc[acct["eps_rdp_at_formula"].idxmin()]
     numbers = {
@@ -347,5 +349,124 @@ def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame) -> d
         "eps_rdp": row["eps_rdp_at_formula"],
         "r": row["r"],
         "random_ratio": mult[mult["geometry"] == "random"]["ratio"].min(),
+        "time_ratio": cost["time_ratio"],
+        "memory_ratio": cost["memory_ratio"],
     }
     return quoted_numbers(KEY, numbers)
+
+
+# ---------------------------------------------------------------- measured with the engine (loaded)
+AUDIT_RESULTS = "results/published/cpu-small/audit/ptb"  # relative to the repository root
+COST_RESULTS = "results/published/bench/rowscale_cost.json"
+REGENERATE = (
+    "python -m lorapriv_utils audit --datasets ptb --methods full,lora,rowscale,dpsgd --ranks 8 --canaries 1000 "
+    "--guesses 100 --epochs 16 --out results/published, the same for dpsgd with --noise-multiplier 0.034, and "
+    "python tools/bench.py --rowscale-cost-json " + COST_RESULTS
+)
+MEANINGFUL_EPSILON = 10.0  # a certificate above this says nothing a reader could rely on
+
+
+def load_audits(folder) -> list[dict]:
+    """The committed canary-audit records of this chapter, each verified against its checksum."""
+    import json
+    from pathlib import Path
+
+    from ..mia.report import record_checksum
+
+    files = sorted(Path(folder).glob("*.json"))
+    if not files:
+        raise FileNotFoundError(f"no audit results in {folder}; regenerate them with: {REGENERATE}")
+    records = []
+    for path in files:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("checksum") != record_checksum({k: v for k, v in record.items() if k != "checksum"}):
+            raise ValueError(f"{path} does not match its checksum: regenerate it ({REGENERATE})")
+        records.append(record)
+    return records
+
+
+def _label(record: dict) -> str:
+    cell, training = record["manifest"]["cell"], record["training"]
+    rank = f" r={cell['rank']}" if cell["rank"] is not None else ""
+    names = {"full": "full fine-tuning", "lora": "LoRA", "rowscale": "LoRA, row-scaled", "dpsgd": "DP-SGD"}
+    sigma = f", sigma={training['noise_multiplier']:g}" if cell["method"] == "dpsgd" else ""
+    return f"{names.get(cell['method'], cell['method'])}{rank}{sigma}"
+
+
+def audit_table(records: list[dict]) -> pd.DataFrame:
+    """One row per audited method: its certificate (DP-SGD only), the audit's counts and bound, the canary AUC."""
+    order = {"full": 0, "lora": 1, "rowscale": 2, "dpsgd": 3}
+    rows = []
+    for record in sorted(
+        records, key=lambda r: (order[r["manifest"]["cell"]["method"]], -r["training"].get("noise_multiplier", 0))
+    ):
+        audit, training, cfg = record["audit"], record["training"], record["manifest"]["train_config"]
+        rows.append(
+            {
+                "method": _label(record),
+                "epochs": cfg["epochs"],
+                "lr": cfg["lr"],
+                "steps": training["steps"],
+                "certified_eps_prv": training.get("epsilon", np.nan) if training.get("epsilon") is not None else np.nan,
+                "certified_eps_rdp": training.get("epsilon_rdp", np.nan),
+                "canaries": audit["canaries"],
+                "right": audit["right"],
+                "guesses": audit["guesses"],
+                "eps_lower_bound": audit["epsilon_lower_bound"],
+                "canary_auc": audit["auc"],
+            }
+        )
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def load_cost(path=None) -> dict:
+    """The committed row-scaling cost measurement (default: ``COST_RESULTS`` in the checkout)."""
+    import json
+    from pathlib import Path
+
+    from ..ledger import ledger_dir
+
+    path = Path(path) if path is not None else ledger_dir().parent / COST_RESULTS
+    if not path.is_file():
+        raise FileNotFoundError(f"no row-scaling cost measurement at {path}; regenerate it with: {REGENERATE}")
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def cost_table(cost: dict) -> pd.DataFrame:
+    """Seconds per epoch and peak memory of plain LoRA, LoRA-FA and row-scaled LoRA-FA, and the ratio."""
+    names = (("lora", "LoRA (A and B trained)"), ("lorafa", "LoRA-FA (A frozen)"), ("rowscale", "LoRA-FA, row-scaled"))
+    rows = [
+        {"method": label, "seconds_per_epoch": cost[f"{key}_seconds"], "peak_mb": cost[f"{key}_peak_mb"]}
+        for key, label in names
+    ]
+    rows.append(
+        {"method": "row-scaled / LoRA-FA", "seconds_per_epoch": cost["time_ratio"], "peak_mb": cost["memory_ratio"]}
+    )
+    return rounded_frame(pd.DataFrame(rows), 3)
+
+
+COST_LIMIT, STRICT_COST_LIMIT = 1.5, 1.1  # "almost no cost" read generously (core) and strictly (caveat)
+
+
+def cost_claim(cost: dict, scale: Scale) -> Claim:
+    """A-5.cost from the measured time and memory of row-scaled against LoRA with the same frozen A (LoRA-FA)."""
+    checks = [
+        check_bound("time per epoch, row-scaled / LoRA-FA", cost["time_ratio"], COST_LIMIT),
+        check_bound("peak memory, row-scaled / LoRA-FA", cost["memory_ratio"], COST_LIMIT),
+        check_bound("time ratio, strict reading", cost["time_ratio"], STRICT_COST_LIMIT, role="caveat"),
+        check_bound("memory ratio, strict reading", cost["memory_ratio"], STRICT_COST_LIMIT, role="caveat"),
+    ]
+    where = cost["measured_on"]
+    return Claim(
+        claim_id="A-5.cost",
+        scale=scale.name,
+        checks=checks,
+        summary=f"row scaling took {cost['time_ratio']:.2f} times the time per epoch and {cost['memory_ratio']:.2f} "
+        f"times the peak memory of LoRA with the same frozen A ({cost['model']}; medians of {cost['runs']} runs on "
+        f"{where['cpu_count']} cores, torch {where['versions']['torch']})",
+        note=f"'Almost no cost' is read as at most {COST_LIMIT:g} times LoRA-FA's time and memory (core) and at "
+        f"most {STRICT_COST_LIMIT:g} times (caveat). Row scaling needs each sample's gradient with respect to B "
+        "(Opacus's per-sample gradients here), which plain LoRA never forms. The baseline is LoRA-FA (A frozen, B "
+        "trained), so that the ratio is the cost of row scaling alone; plain LoRA, which also trains A, is shown "
+        "beside it. Measured on the CPU at the default scale only, not on GPT-2 117M.",
+    )

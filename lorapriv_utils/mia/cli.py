@@ -26,7 +26,11 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
         default=None,
         help=f"comma list or 'all' ({', '.join(data.DATASETS)}); default: the scale's own list",
     )
-    run.add_argument("--methods", default="all", help=f"comma list or 'all' ({', '.join(grid.METHODS)})")
+    run.add_argument(
+        "--methods",
+        default=",".join(grid.DEFAULT_METHODS),
+        help=f"comma list or 'all' ({', '.join(grid.METHODS)}); default: {','.join(grid.DEFAULT_METHODS)}",
+    )
     run.add_argument(
         "--ranks",
         default=None,

@@ -7,6 +7,8 @@
 * ``lora``: LoRA through PEFT on ``c_attn``, rank r, scaling 1 (lora_alpha = r), B = 0 and
   A with i.i.d. N(0, 1/r) entries at start as in paper A.  GPT-2's ``c_attn`` is a
   ``Conv1D`` whose weight is stored (in, out), so ``fan_in_fan_out=True``.
+* ``lorafa``: LoRA with A frozen at its random start and only B trained (LoRA-FA: paper A's
+  frozen-A setting, and the release paper B attacks).
 * ``flora``: LoRA with A frozen and resampled after every step; before resampling, B A is
   merged into the weight, B reset to 0 and B's optimiser state (AdamW's moments) cleared, so
   each step moves the weight by a fresh random projection of the gradient (the FLoRA rule of
@@ -103,12 +105,12 @@ def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: 
                 block.attn.c_attn.weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
     peft_model = _lora(model, rank, seed)
-    if method not in ("flora", "rowscale"):
+    if method not in ("flora", "rowscale", "lorafa"):
         return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
     layers = lora_layers(peft_model)
     for layer in layers:
         layer.lora_A["default"].weight.requires_grad_(False)
-    if method == "rowscale":  # A frozen, B trained (section 5)
+    if method in ("rowscale", "lorafa"):  # A frozen, B trained (section 5; LoRA-FA)
         return peft_model, [layer.lora_B["default"].weight for layer in layers], None
     generator = torch.Generator().manual_seed(seed + 1)
     trained = [layer.lora_B["default"].weight for layer in layers]

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from ..scale import Scale
 
-METHODS = ("full", "adapter", "lora", "flora", "dpsgd", "rowscale")
-RANKED = ("lora", "flora", "dpsgd", "rowscale")
+METHODS = ("full", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale")
+RANKED = ("lora", "lorafa", "flora", "dpsgd", "rowscale")
 REFERENCES = ("same", "full")  # eq. 24's reference: the target's own method (calibrated), or full fine-tuning
-DEFAULT_RANKS = (8, 16)
+DEFAULT_RANKS = (8, 16)  # paper A's Table 1
+DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds lorafa and rowscale
 
 
 @dataclass(frozen=True)

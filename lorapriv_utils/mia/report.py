@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+SCHEMA = 2  # the layout of a cell's record; records of another schema are skipped (rerun them)
 ATTACK = "reference_attack"
 RATES = ("0.01", "0.001", "0.0001")
 
@@ -29,6 +30,8 @@ def _verified(path: Path) -> dict | None:
         payload = {k: v for k, v in record.items() if k != "checksum"}
         if record.get("checksum") != record_checksum(payload):
             raise ValueError("checksum mismatch")
+        if record.get("schema") != SCHEMA:
+            raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}: rerun the cell")
         record["manifest"]["cell"]  # noqa: B018 (a record of a cell, not some other JSON)
     except (ValueError, KeyError, TypeError, OSError) as err:
         print(f"lorapriv: skipping {path} ({err})", file=sys.stderr)
@@ -75,7 +78,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
             prv, rdp = metrics["training"]["epsilon"], metrics["training"]["epsilon_rdp"]
             row["epsilon"] = f"{'-' if prv is None else f'{prv:.2f}'} (rdp {'-' if rdp is None else f'{rdp:.3g}'})"
         rows.append(row)
-    order = {m: k for k, m in enumerate(("full", "adapter", "lora", "flora", "dpsgd", "rowscale"))}
+    order = {m: k for k, m in enumerate(("full", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale"))}
     rows.sort(key=lambda r: (r["scale"], r["dataset"], order.get(r["method"], 9), str(r["rank"]).zfill(4), r["seed"]))
     return rows
 

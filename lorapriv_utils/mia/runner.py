@@ -45,12 +45,11 @@ from . import data as data_mod
 from . import metrics as mia_metrics
 from .canary import CanaryConfig
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
-from .report import record_checksum
+from .report import SCHEMA, record_checksum
 from .training import row_sums, text_losses
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)
-SCHEMA = 2
 CODE = ("mia", "scale.py")  # the package code that computes a cell
 COMPUTING_PACKAGES = ("torch", "transformers", "peft", "opacus", "accelerate", "tokenizers", "numpy", "scipy")
 
