@@ -16,7 +16,9 @@ def test_section4_claims(small):
     assert (mc["z"].abs() < 4.5).all()
     dep = a4_normal_law.summand_dependence(small)
     general = a4_normal_law.general_rows_table([16, 4096], [1, 4])
-    claims = a4_normal_law.claims(table, limits, fits, mc, dep, general, small)
+    count = a4_normal_law.summand_count_table([(8, 2), (16, 3)], small)
+    assert count["sum_equals_u_i"].all() and (count["summands"] == [15, 46]).all()
+    claims = a4_normal_law.claims(table, limits, fits, mc, dep, general, small, count=count)
     assert {c.claim_id for c in claims} <= registered(a4_normal_law.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     numbers = a4_normal_law.key_numbers(table, limits, fits)
@@ -30,4 +32,5 @@ def test_section4_claims(small):
         "A-4.2-general-q": "fails",
         "A-B.eq46-CD": "fails",
         "A-B.eq41": "holds",
+        "A-B.count": "holds",
     }

@@ -21,9 +21,10 @@ def law(tiny_scale):
 
 def test_raw_moment_table(tables, tiny_scale):
     raw, _, _ = tables
-    assert list(raw.columns) == ["k", "order", "eq26", "eq28", "scipy", "mc", "mc_stderr", "z", "draws"]
+    assert list(raw.columns) == ["k", "order", "eq26", "eq28", "scipy", "quadrature", "mc", "mc_stderr", "z", "draws"]
     assert len(raw) == 6 and (raw["draws"] == tiny_scale.mc_draws).all()
     assert (raw["eq26"] == raw["scipy"]).all()
+    assert ((raw["eq26"] / raw["quadrature"] - 1).abs() < 1e-5).all()
     assert raw["z"].abs().max() < 5
 
 
@@ -95,3 +96,12 @@ def test_the_chi2_law_table_detects_a_wrong_law(tiny_scale):
 
     draws = np.sum(np.random.default_rng(0).standard_normal((4000, 3)) ** 2, axis=1)
     assert stats.kstest(draws, stats.chi2(4).cdf).pvalue < 1e-3  # the test can fail: a wrong k is rejected
+
+
+def test_eq35_independence(tables, law, tiny_scale):
+    table = aa_moments.eq35_table(tiny_scale)
+    row = table.iloc[0]
+    assert abs(row["corr_s_d"]) < 5 * row["corr_s_d_se"] + 1e-3 and row["identity_within_1e-12"]
+    claims = {c.claim_id: c for c in aa_moments.claims(*tables, law, tiny_scale, eq35=table)}
+    assert claims["A-B.eq35"].verdict == "holds"
+    assert "A-B.eq35" in registered(aa_moments.KEY)

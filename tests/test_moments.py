@@ -97,3 +97,10 @@ def test_difference_abs_moment_against_monte_carlo():
 def test_bad_arguments_name_themselves(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize(("k", "order"), [(1, 1), (1, 4), (2.5, 3), (16, 4), (64, 2)])
+def test_quadrature_of_the_density_gives_eq26(k, order):
+    assert moments.chi2_raw_moment_quadrature(k, order) == pytest.approx(moments.chi2_raw_moment(k, order), rel=1e-8)
+    with pytest.raises(ValueError, match="order"):
+        moments.chi2_raw_moment_quadrature(k, -1)

@@ -115,3 +115,15 @@ def test_gradient_rows():
     assert spike[0] ** 2 / np.sum(spike**2) == pytest.approx(16 / 31)
     with pytest.raises(ValueError, match="unknown gradient kind"):
         noise.gradient_row("zipf", 3, rng)
+
+
+def test_element_summands_add_up_to_the_noise_element():
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((1, 12))
+    A = noise.sample_projection(rng, 3, 12)
+    for i in (0, 5, 11):
+        terms = noise.element_summands(q, A, i)
+        assert terms.size == 1 + 11 * 3
+        assert terms.sum() == pytest.approx(noise.injected_noise(q, A)[0, i], abs=1e-12)
+    with pytest.raises(ValueError, match="0 <= i < m"):
+        noise.element_summands(q, A, 12)

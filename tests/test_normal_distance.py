@@ -111,3 +111,11 @@ def test_power_law_fit():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_power_law_fit_reports_how_straight_the_points_are():
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    exact = nd.fit_power_law(x, 3.0 * x**-0.5)
+    assert exact.slope == pytest.approx(-0.5) and exact.max_log_residual < 1e-12
+    bent = nd.fit_power_law(x, x**-0.5 + 0.1)  # levels off: not a straight line in log-log
+    assert bent.max_log_residual > 0.01

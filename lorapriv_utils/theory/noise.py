@@ -91,6 +91,19 @@ def sample_element_full(
     return np.concatenate([b[:, 0, i] for b in stream_noise(q, r, draws, rng, batch=batch)])
 
 
+def element_summands(q: np.ndarray, A: np.ndarray, i: int) -> np.ndarray:
+    """The summands of u_i = [q (A^T A - I)]_i as Appendix B groups them (eqs. 42-43): one diagonal summand
+    q_i (sum_t a_ti^2 - 1) and, for every l != i and every row t of A, q_l a_tl a_ti (A has N(0, 1/r)
+    entries, so no 1/r appears here)."""
+    q, A = _as_gradient(q, "q"), _as_gradient(A, "A")
+    if q.shape[0] != 1 or A.shape[1] != q.shape[1] or not 0 <= i < q.shape[1]:
+        raise ValueError(f"need one row q of length m, A of shape (r, m) and 0 <= i < m; got {q.shape}, {A.shape}, {i}")
+    q = q[0]
+    others = np.delete(np.arange(q.size), i)
+    off = (q[others][None, :] * A[:, others] * A[:, [i]]).ravel()  # q_l a_tl a_ti for t < r, l != i
+    return np.concatenate([[q[i] * (np.sum(A[:, i] ** 2) - 1.0)], off])
+
+
 def _split_row(q: np.ndarray, i: int) -> tuple[float, float]:
     q = _as_gradient(q, "q")
     if q.shape[0] != 1:

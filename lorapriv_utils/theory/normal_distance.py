@@ -216,6 +216,7 @@ class PowerLawFit:
     slope_stderr: float
     intercept: float
     n: int
+    max_log_residual: float = 0.0  # largest |log y - fitted|: how far the points are from a straight line
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         half = stats.t.ppf(0.5 + level / 2, max(self.n - 2, 1)) * self.slope_stderr
@@ -228,4 +229,7 @@ def fit_power_law(x: np.ndarray, y: np.ndarray) -> PowerLawFit:
     if x.shape != y.shape or x.size < 3 or np.any(x <= 0) or np.any(y <= 0):
         raise ValueError("fit_power_law needs at least 3 positive (x, y) pairs of equal length")
     res = stats.linregress(np.log(x), np.log(y))
-    return PowerLawFit(float(res.slope), float(res.stderr), float(res.intercept), int(x.size))
+    residual = np.log(y) - (res.intercept + res.slope * np.log(x))
+    return PowerLawFit(
+        float(res.slope), float(res.stderr), float(res.intercept), int(x.size), float(np.max(np.abs(residual)))
+    )
