@@ -102,13 +102,25 @@ display_table(joint)
 a3_noise.rank_table(ranks)
 
 # %% [markdown]
+# ## Is $A^\top A$ a Wishart matrix?
+#
+# Section 3 calls $A_0^\top A_0$ a Wishart matrix with $r$ degrees of freedom. Drawn directly:
+# its rank, the variances of a diagonal and an off-diagonal entry against $W_m(I/r, r)$ (with
+# batch-means error bars), and a Kolmogorov-Smirnov test of $r\,\mathrm{tr}(A^\top A)$ against
+# $\chi^2_{mr}$, for one case with $r < m$ (LoRA's) and one with $r \ge m$.
+
+# %%
+wishart = a3_noise.wishart_table([(8, 3), (3, 8)], scale)
+display_table(wishart)
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger; only evidence checks are
 # counted (see {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, scale)
+claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, scale, wishart=wishart)
 ledger.save_claims(a3_noise.KEY, claims)
 plots.save_figure(kurtosis_fig, "a3_kurtosis")
 for name, value in a3_noise.key_numbers(eq11, kurt, ranks).items():

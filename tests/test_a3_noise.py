@@ -28,7 +28,9 @@ def test_section3_claims(small):
     joint, ranks = a3_noise.joint_structure_table(4, 32, 2, small)
     assert ranks["rank_lora_update"] == 2 and ranks["rank_dpsgd_update"] == 4
     assert ranks["noise_std_ratio_when_gradient_doubles"] == pytest.approx(2.0)
-    claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, small)
+    wishart = a3_noise.wishart_table([(8, 3), (3, 8)], small)
+    assert wishart["rank"].tolist() == [3, 3]
+    claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, small, wishart=wishart)
     assert {c.claim_id for c in claims} <= registered(a3_noise.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     numbers = a3_noise.key_numbers(eq11, kurt, ranks)
@@ -39,4 +41,5 @@ def test_section3_claims(small):
         "A-3.1-moments": "qualified",  # the spike row breaks the approximation ||q||^2/r
         "A-3.1-normal": "fails",
         "A-3.structure": "fails",
+        "A-3.wishart": "qualified",  # singular when r < m
     }

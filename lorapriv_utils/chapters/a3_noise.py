@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..ledger import Claim, check_close, check_estimate
+from ..ledger import Claim, check_bound, check_close, check_estimate
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import noise
@@ -174,6 +174,40 @@ def joint_structure_table(n: int, m: int, r: int, scale: Scale, sigma: float = 1
     return rounded_frame(pd.DataFrame(rows)), ranks
 
 
+def wishart_table(cases: list[tuple[int, int]], scale: Scale) -> pd.DataFrame:
+    """Is A^T A (A: r x m, N(0, 1/r) entries) the Wishart W_m(I/r, r) that section 3 names?  Per (m, r): its rank,
+    the entrywise variances against W_m(I/r, r) (2/r on the diagonal, 1/r off it) with error bars, and a KS test
+    of r trace(A^T A) against chi^2_{mr}."""
+    from ..theory import wishart
+
+    rows = []
+    for m, r in cases:
+        rng = rng_for(scale.seed, 17, m, r)
+        draws = scale.noise_draws
+        A = rng.standard_normal((draws, r, m)) / math.sqrt(r)
+        M = np.einsum("drm,drn->dmn", A, A)
+        _, variance = wishart.wishart_mean_and_variance(m, r)
+        diag, off = M[:, 0, 0], M[:, 0, 1]
+        rows.append(
+            {
+                "m": m,
+                "r": r,
+                "rank": int(np.linalg.matrix_rank(M[0])),
+                "var_diag": float(diag.var(ddof=1)),
+                "var_diag_se": float(batch_estimate(diag, lambda v: float(v.var(ddof=1))).stderr),
+                "var_diag_wishart": float(variance[0, 0]),
+                "var_off": float(off.var(ddof=1)),
+                "var_off_se": float(batch_estimate(off, lambda v: float(v.var(ddof=1))).stderr),
+                "var_off_wishart": float(variance[0, 1]),
+                "trace_ks_p_value": float(
+                    stats.kstest(r * np.trace(M, axis1=1, axis2=2), stats.chi2(m * r).cdf).pvalue
+                ),
+                "draws": draws,
+            }
+        )
+    return rounded_frame(pd.DataFrame(rows))
+
+
 def rank_table(ranks: dict) -> pd.DataFrame:
     """The rank and data-dependence facts of :func:`joint_structure_table` as a two-column table."""
     labels = {
@@ -209,6 +243,7 @@ def claims(
     ranks: dict,
     scale: Scale,
     approx_rtol: float = 0.01,
+    wishart: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Ledger entries of section 3."""
     out = []
@@ -352,6 +387,52 @@ def claims(
             f"for DP-SGD; doubling G doubles the noise (ratio {ranks['noise_std_ratio_when_gradient_doubles']:.3g})",
         )
     )
+    if wishart is not None:
+        checks = []
+        for w in wishart.itertuples():
+            checks.append(check_close(f"rank of A^T A = min(r, m), m={w.m}, r={w.r}", w.rank, min(w.r, w.m), rtol=0.0))
+            checks.append(
+                check_estimate(
+                    f"Var of a diagonal entry = 2/r, m={w.m}, r={w.r}",
+                    Estimate(w.var_diag, w.var_diag_se, int(w.draws)),
+                    w.var_diag_wishart,
+                )
+            )
+            checks.append(
+                check_estimate(
+                    f"Var of an off-diagonal entry = 1/r, m={w.m}, r={w.r}",
+                    Estimate(w.var_off, w.var_off_se, int(w.draws)),
+                    w.var_off_wishart,
+                )
+            )
+            checks.append(
+                check_bound(
+                    f"r trace ~ chi^2_(mr), KS p-value, m={w.m}, r={w.r}", w.trace_ks_p_value, 1e-3, direction=">="
+                )
+            )
+            checks.append(
+                check_bound(
+                    f"a Wishart with a density needs r >= m (LoRA has r < m), m={w.m}, r={w.r}",
+                    w.r,
+                    w.m,
+                    direction=">=",
+                    role="caveat",
+                )
+            )
+        out.append(
+            Claim(
+                claim_id="A-3.wishart",
+                scale=scale.name,
+                checks=checks,
+                summary="A^T A matches W_m(I/r, r) in rank, entrywise variances and the law of its trace for "
+                + ", ".join(f"(m, r) = ({w.m}, {w.r})" for w in wishart.itertuples())
+                + "; with r < m it is a singular Wishart of rank r, which has no density on the m x m matrices",
+                note="A^T A is a Wishart matrix only in the singular sense when r < m, LoRA's case. 'A weighted sum of "
+                "chi-squared variables' holds only with signed weights and dependent terms: the off-diagonal summands "
+                "a_tl a_ti are products, each a difference of two independent chi-square(1) variables (eq. 35), and "
+                "summands sharing a_ti are dependent (see A-B.eq43-independence).",
+            )
+        )
     return out
 
 
