@@ -50,6 +50,7 @@ def drift_table(scale: Scale, problems: tuple[str, ...] = ("least_squares", "log
                         "drift": dyn.relative_drift(lora.w_final, frozen.w_final, problem.w0),
                         "second_order_estimate": (lr * L) ** 2 / (1 - (lr * L) ** 2) if lr * L < 1 else math.inf,
                         "f_a_norm": float(np.linalg.norm(history[-1], 2)),
+                        "f_a_frobenius": float(np.linalg.norm(history[-1], "fro")),
                         "f_a_bound": dyn.f_a_bound(lr, L, steps),
                         "eq6_rel_error": float(
                             np.linalg.norm(represented - lora.a_final) / np.linalg.norm(lora.a_final)
@@ -100,6 +101,7 @@ def adversarial_table(
                         "lr": lr,
                         "eta_L": lr * measured_l,
                         "f_a_norm": norm,
+                        "f_a_frobenius": float(np.linalg.norm(history[-1], "fro")),
                         "f_a_bound": bound,
                         "norm_over_bound": norm / bound,
                     }
@@ -195,6 +197,34 @@ def claims(
         )
         for r in adversarial.itertuples()
     ]
+    frobenius = [
+        check_bound(
+            f"||f_A(T)||_F <= bound on training ({r.problem}, T={r.steps}, lr={r.lr:.3g})", r.f_a_frobenius, r.f_a_bound
+        )
+        for r in natural.itertuples()
+    ]
+    frobenius += [
+        check_bound(
+            f"||f_A(T)||_F <= bound, rotating partial sums (angle {r.angle}, T={r.steps}, lr={r.lr})",
+            r.f_a_frobenius,
+            r.f_a_bound,
+        )
+        for r in adversarial.itertuples()
+    ]
+    ratio = natural["f_a_frobenius"] / natural["f_a_bound"]
+    out.append(
+        Claim(
+            claim_id="A-2.1-frobenius",
+            scale=scale.name,
+            checks=frobenius,
+            summary=f"on the training runs with eta L < 1, ||f_A||_F / bound reaches {ratio.max():.3g} "
+            f"({int((ratio > 1).sum())} of {len(ratio)} runs above 1); the rotating sequences, which already break "
+            "the spectral bound, break the Frobenius one by more",
+            note="||f_A||_F can exceed ||f_A||_2 by up to sqrt(rank f_A), so the spectral bound does not carry over "
+            "without such a factor, and paper A gives no proof; where the spectral bound itself fails (rotating "
+            "partial sums), the Frobenius version fails too.",
+        )
+    )
     worst = adversarial.loc[adversarial["norm_over_bound"].idxmax()]
     out.append(
         Claim(
