@@ -102,6 +102,19 @@ display_table(joint)
 a3_noise.rank_table(ranks)
 
 # %% [markdown]
+# ## FLoRA: the lemma along training
+#
+# Paper A says its analysis holds for FLoRA, which draws a fresh $A_t$ at every step. Along real
+# training runs (the section 2 problems, $n = 8$, $m = 128$, $r = 4$), every step's noise
+# $N_t = G_t(A_t^\top A_t - I)$ is standardised by its exact variance given $G_t$; the mean of
+# $z^2$ over the run is 1 if Lemma 3.1 applies. LoRA with $A$ frozen is shown for comparison: its
+# gradients depend on $A_0$ through training, which the lemma does not allow.
+
+# %%
+trajectory = a3_noise.trajectory_noise_table(scale)
+display_table(trajectory)
+
+# %% [markdown]
 # ## Is $A^\top A$ a Wishart matrix?
 #
 # Section 3 calls $A_0^\top A_0$ a Wishart matrix with $r$ degrees of freedom. Drawn directly:
@@ -120,7 +133,7 @@ display_table(wishart)
 # counted (see {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, scale, wishart=wishart)
+claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, scale, wishart=wishart, trajectory=trajectory)
 ledger.save_claims(a3_noise.KEY, claims)
 plots.save_figure(kurtosis_fig, "a3_kurtosis")
 for name, value in a3_noise.key_numbers(eq11, kurt, ranks).items():

@@ -30,7 +30,10 @@ def test_section3_claims(small):
     assert ranks["noise_std_ratio_when_gradient_doubles"] == pytest.approx(2.0)
     wishart = a3_noise.wishart_table([(8, 3), (3, 8)], small)
     assert wishart["rank"].tolist() == [3, 3]
-    claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, small, wishart=wishart)
+    trajectory = a3_noise.trajectory_noise_table(small, m=32)
+    frozen = trajectory[trajectory["rule"] == "lora_frozen_a"]
+    assert (frozen["mean_z2"] < 1 - 4 * frozen["mean_z2_se"]).all()  # A frozen: the lemma does not apply
+    claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, small, wishart=wishart, trajectory=trajectory)
     assert {c.claim_id for c in claims} <= registered(a3_noise.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     numbers = a3_noise.key_numbers(eq11, kurt, ranks)
@@ -42,4 +45,5 @@ def test_section3_claims(small):
         "A-3.1-normal": "fails",
         "A-3.structure": "fails",
         "A-3.wishart": "qualified",  # singular when r < m
+        "A-3.flora": "holds",
     }

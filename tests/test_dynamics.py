@@ -106,3 +106,11 @@ def test_optimiser_hook_keeps_state_per_matrix():
     assert not np.allclose(plain.w_final, momentum.w_final)
     zero_beta = dyn.train(problem, "lora", 0.01, 20, 2, seed=1, make_optimizer=lambda lr: dyn.Momentum(lr, beta=0.0))
     assert np.allclose(plain.w_final, zero_beta.w_final)
+
+
+def test_flora_records_its_fresh_projections():
+    problem = dyn.PROBLEMS["least_squares"](4, 16, 32, np.random.default_rng(0))
+    run = dyn.train(problem, "flora", 0.05, 5, 2, seed=1, record_grads=True)
+    assert len(run.projections) == len(run.grads) == 5
+    assert not np.array_equal(run.projections[0], run.projections[1]) and run.projections[0].shape == (2, 16)
+    assert dyn.train(problem, "flora", 0.05, 5, 2, seed=1).projections == []

@@ -129,6 +129,7 @@ class Trajectory:
     a0: np.ndarray | None = None
     a_final: np.ndarray | None = None
     b_final: np.ndarray | None = None
+    projections: list[np.ndarray] = field(default_factory=list, repr=False)  # FLoRA's A_t (kept when record_grads)
 
 
 def train(
@@ -157,7 +158,7 @@ def train(
     opt_w, opt_a, opt_b = make_optimizer(lr), make_optimizer(lr), make_optimizer(lr)
     W = problem.w0.copy()
     A, B = a0.copy(), np.zeros((problem.n, r))
-    losses, grads = [], []
+    losses, grads, projections = [], [], []
     for _ in range(steps):
         idx = batch_rng.choice(problem.samples, size=min(batch_size, problem.samples), replace=False)
         w_eff = W + B @ A if rule in ("lora", "lora_frozen_a") else W
@@ -175,9 +176,11 @@ def train(
             B = opt_b.step(B, G @ A.T)
         else:
             A_t = sample_projection(a_rng, r, problem.m)
+            if record_grads:
+                projections.append(A_t)
             W = opt_w.step(W, (G @ A_t.T) @ A_t)
     w_final = W + B @ A if rule in ("lora", "lora_frozen_a") else W
-    return Trajectory(rule, w_final, losses, grads, a0, A, B)
+    return Trajectory(rule, w_final, losses, grads, a0, A, B, projections)
 
 
 def f_recursion(grads: list[np.ndarray], lr: float) -> tuple[list[np.ndarray], np.ndarray]:
