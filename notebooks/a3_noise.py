@@ -136,6 +136,6 @@ display_table(wishart)
 claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, scale, wishart=wishart, trajectory=trajectory)
 ledger.save_claims(a3_noise.KEY, claims)
 plots.save_figure(kurtosis_fig, "a3_kurtosis")
-for name, value in a3_noise.key_numbers(eq11, kurt, ranks).items():
+for name, value in a3_noise.key_numbers(eq11, kurt, ranks, trajectory).items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

@@ -36,7 +36,8 @@ def test_section3_claims(small):
     claims = a3_noise.claims(eq11, moments, kurt, joint, ranks, small, wishart=wishart, trajectory=trajectory)
     assert {c.claim_id for c in claims} <= registered(a3_noise.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
-    numbers = a3_noise.key_numbers(eq11, kurt, ranks)
+    numbers = a3_noise.key_numbers(eq11, kurt, ranks, trajectory)
+    assert numbers["a3_noise_frozen_z2_max"] < 1
     assert numbers["a3_noise_rank_lora"] == 2 and numbers["a3_noise_rank_dpsgd"] == 4
     assert numbers["a3_noise_kurtosis_r_min"] == pytest.approx(6.0, rel=0.05)  # 6/r at r = 1, m = 4096
     assert verdicts == {

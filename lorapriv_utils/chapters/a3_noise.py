@@ -493,7 +493,9 @@ def claims(
     return out
 
 
-def key_numbers(eq11: pd.DataFrame, kurt: pd.DataFrame, ranks: dict) -> dict[str, float]:
+def key_numbers(
+    eq11: pd.DataFrame, kurt: pd.DataFrame, ranks: dict, trajectory: pd.DataFrame | None = None
+) -> dict[str, float]:
     """The numbers the chapter's takeaway quotes (glued by the notebook, rounded to 3 digits)."""
     top = kurt[kurt["m"] == kurt["m"].max()].set_index("r")["excess_kurtosis"]
     numbers = {
@@ -506,4 +508,7 @@ def key_numbers(eq11: pd.DataFrame, kurt: pd.DataFrame, ranks: dict) -> dict[str
         "rank_lora": ranks["rank_lora_update"],
         "rank_dpsgd": ranks["rank_dpsgd_update"],
     }
+    if trajectory is not None:
+        frozen = trajectory[trajectory["rule"] == "lora_frozen_a"]["mean_z2"]
+        numbers |= {"frozen_z2_min": frozen.min(), "frozen_z2_max": frozen.max()}
     return quoted_numbers(KEY, numbers)
