@@ -111,6 +111,17 @@ general = a4_normal_law.general_rows_table([64, 1024, 16384], [1, 4, 16])
 display_table(general)
 
 # %% [markdown]
+# ## Eq. 47: rows with bounded entries
+#
+# For rows whose entries satisfy $c \le |q_l| \le C$, eq. 47 bounds eq. 45 (and so eq. 46) by
+# $(C/c)^3$ times its value for a uniform row. The worst ratio over random rows and over the
+# extremal rows ($k$ entries at $C$, the rest at $c$):
+
+# %%
+eq47 = a4_normal_law.eq47_table(scale)
+display_table(eq47)
+
+# %% [markdown]
 # ## The count of summands (eqs. 42-43)
 #
 # Appendix B writes $u_i$ as a sum of $1 + (m - 1)r$ summands. Built one by one: the diagonal
@@ -128,7 +139,7 @@ display_table(count)
 # counted (see {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = a4_normal_law.claims(table, limits, fits, mc, dependence, general, scale, count=count)
+claims = a4_normal_law.claims(table, limits, fits, mc, dependence, general, scale, count=count, eq47=eq47)
 ledger.save_claims(a4_normal_law.KEY, claims)
 plots.save_figure(distance_fig, "a4_distance")
 for name, value in a4_normal_law.key_numbers(table, limits, fits).items():

@@ -18,7 +18,9 @@ def test_section4_claims(small):
     general = a4_normal_law.general_rows_table([16, 4096], [1, 4])
     count = a4_normal_law.summand_count_table([(8, 2), (16, 3)], small)
     assert count["sum_equals_u_i"].all() and (count["summands"] == [15, 46]).all()
-    claims = a4_normal_law.claims(table, limits, fits, mc, dep, general, small, count=count)
+    eq47 = a4_normal_law.eq47_table(small, ms=(16, 64))
+    assert (eq47["worst_over_uniform"] <= eq47["claimed_factor"]).all() and (eq47["worst_over_uniform"] > 1).all()
+    claims = a4_normal_law.claims(table, limits, fits, mc, dep, general, small, count=count, eq47=eq47)
     assert {c.claim_id for c in claims} <= registered(a4_normal_law.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     numbers = a4_normal_law.key_numbers(table, limits, fits)
@@ -33,4 +35,5 @@ def test_section4_claims(small):
         "A-B.eq46-CD": "fails",
         "A-B.eq41": "holds",
         "A-B.count": "holds",
+        "A-B.eq47": "holds",
     }

@@ -88,6 +88,25 @@ def summand_count_table(cases: list[tuple[int, int]], scale: Scale) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def eq47_table(
+    scale: Scale, ms: tuple[int, ...] = (16, 256, 4096), ratios: tuple[float, ...] = (1.5, 4.0)
+) -> pd.DataFrame:
+    """Eq. 47: for rows with c <= |q_l| <= C, eq. 45 (hence eq. 46) against (C/c)^3 times its uniform-row value.
+    Rows: random magnitudes in [c, C] with random signs, and the extremal rows that put k entries at C and the
+    rest at c (the ratio is largest for one of them)."""
+    rows = []
+    r = 4
+    for m in ms:
+        uniform = nd.lyapunov_ratio_eq45(np.ones(m), r)
+        for ratio in ratios:
+            rng = rng_for(scale.seed, 47, m, int(ratio * 10))
+            random_rows = [rng.uniform(1.0, ratio, m) * rng.choice([-1.0, 1.0], m) for _ in range(20)]
+            extremal = [np.where(np.arange(m) < k, ratio, 1.0) for k in range(1, m + 1, max(1, m // 64))]
+            worst = max(nd.lyapunov_ratio_eq45(q, r) for q in random_rows + extremal) / uniform
+            rows.append({"m": m, "C_over_c": ratio, "worst_over_uniform": worst, "claimed_factor": ratio**3})
+    return rounded_frame(pd.DataFrame(rows))
+
+
 def rate_fits(table: pd.DataFrame, m_min: int = 256) -> pd.DataFrame:
     """Fitted exponents of TV in m (per r, m >= m_min) and in r (at the largest m), with the largest residual
     of the log-log fit.  The distances are exact (quadrature), so a regression interval would have no sampling
@@ -193,10 +212,31 @@ def claims(
     general: pd.DataFrame,
     scale: Scale,
     count: pd.DataFrame | None = None,
+    eq47: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Ledger entries of section 4 and of Appendix B's proof of Lemma 4.2 (``general``: the distance table for
     gradient rows that are not uniform)."""
     out = []
+    if eq47 is not None:
+        checks = [
+            check_bound(
+                f"eq. 45 over its uniform-row value <= (C/c)^3, m={r.m}, C/c={r.C_over_c:g}",
+                r.worst_over_uniform,
+                r.claimed_factor,
+            )
+            for r in eq47.itertuples()
+        ]
+        tight = (eq47["worst_over_uniform"] / eq47["claimed_factor"]).max()
+        out.append(
+            Claim(
+                claim_id="A-B.eq47",
+                scale=scale.name,
+                checks=checks,
+                summary=f"over random and extremal rows, the largest ratio reaches {tight:.3g} of the (C/c)^3 allowed",
+                note="The inequality holds: ||q||_3^3 <= m C^3 and ||q||_2^2 >= m c^2. It bounds eq. 46's right-hand "
+                "side, not the distance itself, so it inherits eq. 46's failure (A-4.2, A-B.eq46-CD).",
+            )
+        )
     if count is not None:
         checks = [
             check_close(f"number of summands = 1 + (m - 1) r, m={r.m}, r={r.r}", r.summands, r[4], rtol=0.0)
