@@ -169,6 +169,10 @@ def claims(
                 for r in eq10.itertuples()
             ],
             summary="exact to rounding on all three problems",
+            note="Eq. 10 is algebra, and its check compares the printed formula with the frozen-A training run it "
+            "describes. It is counted as evidence, not as an identity of our own code, because it could fail: a "
+            "misprinted order or sign would show (as eq. 11's printed sign does in section 3). 'Random projection' "
+            "is meant in the Johnson-Lindenstrauss sense: A0^T A0 has mean I but is not an orthogonal projection.",
         )
     )
 
