@@ -69,7 +69,8 @@ distance_fig = plots.distance_plot(table, limits)
 # Exponents of TV in $m$ (per rank, $m \ge 256$) and in $r$ (at the largest $m$), against the
 # claimed $-1/2$. The distances are exact, not sampled, so a regression interval would have no
 # meaning; `max_log_residual` shows instead how far the points stray from a straight line, and
-# the verdicts compare each slope with the claimed one with a margin of 0.05.
+# the verdicts require each slope to be at most the claimed one plus a margin of 0.05 (a one-sided
+# test: decaying faster than claimed is fine).
 
 # %%
 fits = a4_normal_law.rate_fits(table)
@@ -124,7 +125,9 @@ display_table(eq47)
 # %% [markdown]
 # ## The count of summands (eqs. 42-43)
 #
-# Appendix B writes $u_i$ as a sum of $1 + (m - 1)r$ summands. Built one by one: the diagonal
+# Appendix B writes $u_i$ as a sum of $1 + (m - 1)r$ summands. Built one by one, with $A$'s
+# entries drawn $\mathcal{N}(0, 1/r)$ as LoRA draws them (so no factor $1/r$ appears; the section
+# above writes the same summands with standard normal entries and the factor $1/r$): the diagonal
 # part $q_i(\sum_t a_{ti}^2 - 1)$ is one summand, and $q_l a_{tl} a_{ti}$ for every $l \ne i$ and
 # every row $t$ of $A$ are the others; `sum_equals_u_i` checks that they add up to the noise element.
 

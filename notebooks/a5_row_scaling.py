@@ -37,7 +37,10 @@ from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import current_scale
 
 scale = current_scale()
-print(f"scale {scale.name}: {scale.noise_draws:,} matrices per Monte Carlo check")
+print(
+    f"scale {scale.name}: {scale.noise_draws:,} matrices per Monte Carlo check of Theorem 5.1 "
+    "(eq. 23 and section 5.1 use fewer draws, given in their tables)"
+)
 
 # %% [markdown]
 # ## Theorem 5.1 (eqs. 19-21)

@@ -37,7 +37,10 @@ from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import current_scale
 
 scale = current_scale()
-print(f"scale {scale.name}: {scale.mc_draws:,} Monte Carlo draws per estimate, root seed {scale.seed}")
+print(
+    f"scale {scale.name}: {scale.mc_draws:,} Monte Carlo draws per moment estimate, {scale.noise_draws:,} "
+    f"for the law and independence tests, root seed {scale.seed}"
+)
 
 # %% [markdown]
 # ## Theorem A.1: the chi-square law itself
@@ -91,9 +94,7 @@ eq44_fig = plots.ratio_plot(absc, "r", "ratio_to_8r", "rank $r$", r"$E|X - r|^3 
 # ## All Monte Carlo checks at a glance
 
 # %% mystnb={"figure": {"caption": "Every Monte Carlo estimate of this page against its exact value, as a z-score; the grey band is the pass region $|z| \\le 4$.", "name": "fig-aa-zscores"}, "image": {"alt": "Three horizontal strips of points, one per table, all inside a grey band from minus four to four."}}
-zscore_fig = plots.zscore_plot(
-    {"Lemma A.2": raw, r"$E|\nu_1 - \nu_2|^p$": diff, r"$E|X - r|^3$": absc}
-)
+zscore_fig = plots.zscore_plot({"Lemma A.2": raw, r"$E|\nu_1 - \nu_2|^p$": diff, r"$E|X - r|^3$": absc})
 
 # %% [markdown]
 # ## Eq. 35: are $a + b$ and $a - b$ independent?

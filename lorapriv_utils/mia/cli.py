@@ -73,9 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     _grid_arguments(sub.add_parser("run", help="run a membership-inference grid (resumable)"))
     audit = sub.add_parser("audit", help="audit methods with canaries in one training run (epsilon lower bounds)")
     _grid_arguments(audit)
-    audit.add_argument("--canaries", type=int, default=CanaryConfig.canaries, help="canaries, each in w.p. 1/2")
     audit.add_argument(
-        "--guesses", type=int, default=CanaryConfig.guesses_each_side, help="guesses on each side (in and out)"
+        "--canaries", type=int, default=CanaryConfig.canaries, help="canaries, each in w.p. 1/2 (default %(default)s)"
+    )
+    audit.add_argument(
+        "--guesses",
+        type=int,
+        default=CanaryConfig.guesses_each_side,
+        help="guesses on each side, in and out (default %(default)s)",
     )
     audit.add_argument("--noise-multiplier", type=float, default=None, help="DP-SGD's sigma for dpsgd cells")
     table = sub.add_parser("table", help="print the summary table of a results folder")
