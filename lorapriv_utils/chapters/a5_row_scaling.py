@@ -368,20 +368,19 @@ MEANINGFUL_EPSILON = 10.0  # a certificate above this says nothing a reader coul
 
 def load_audits(folder) -> list[dict]:
     """The committed canary-audit records of this chapter, each verified against its checksum."""
-    import json
     from pathlib import Path
 
-    from ..mia.report import record_checksum
+    from ..mia.report import read_record
 
     files = sorted(Path(folder).glob("*.json"))
     if not files:
         raise FileNotFoundError(f"no audit results in {folder}; regenerate them with: {REGENERATE}")
     records = []
     for path in files:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if record.get("checksum") != record_checksum({k: v for k, v in record.items() if k != "checksum"}):
-            raise ValueError(f"{path} does not match its checksum: regenerate it ({REGENERATE})")
-        records.append(record)
+        try:
+            records.append(read_record(path))
+        except ValueError as err:
+            raise ValueError(f"{path} does not verify ({err}): regenerate it ({REGENERATE})") from None
     return records
 
 

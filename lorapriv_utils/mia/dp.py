@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from ..scale import DPConfig
 from .data import TextWindows
-from .per_text import TextBatches, per_text_gradients, text_loss_sum
+from .per_text import TextBatches, per_text_backward
 from .training import TrainConfig, linear_schedule, make_optimizer
 
 
@@ -101,11 +101,7 @@ def dp_train(
             for texts in sampler:
                 optimizer.zero_grad(set_to_none=True)
                 if texts:
-                    batch, owner = batches.batch(texts, device)
-                    loss = text_loss_sum(wrapped, batch, owner, len(texts))
-                    loss.backward()
-                    per_text_gradients(params, owner, len(texts))
-                    last = float(loss.detach()) / len(texts)
+                    last = per_text_backward(wrapped, batches, params, texts, device)
                 else:  # Poisson sampling drew no text: a noise-only step, as the accountant assumes
                     empty += 1
                     for p in params:

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .data import TextWindows
-from .training import row_nll
+from .training import row_nll, trim_padding
 
 
 class TextBatches:
@@ -26,9 +26,7 @@ class TextBatches:
     def batch(self, texts: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         rows = np.concatenate([self.rows_of[t] for t in texts])
         owner = torch.as_tensor(np.repeat(np.arange(len(texts)), [len(self.rows_of[t]) for t in texts]))
-        batch = self.ids[rows]
-        batch = batch[:, : int((batch >= 0).any(dim=0).nonzero().max()) + 1]  # drop all-padding columns
-        return batch.to(device), owner.to(device)
+        return trim_padding(self.ids[rows]).to(device), owner.to(device)
 
 
 def text_loss_sum(model: torch.nn.Module, batch: torch.Tensor, owner: torch.Tensor, texts: int) -> torch.Tensor:
@@ -44,3 +42,15 @@ def per_text_gradients(params: list[torch.nn.Parameter], owner: torch.Tensor, te
     for p in params:
         rows = p.grad_sample
         p.grad_sample = rows.new_zeros((texts, *rows.shape[1:])).index_add_(0, owner, rows)
+
+
+def per_text_backward(
+    wrapped: torch.nn.Module, batches: TextBatches, params: list[torch.nn.Parameter], texts: list[int], device
+) -> float:
+    """Forward and backward on the windows of ``texts`` through Opacus's ``GradSampleModule`` ``wrapped``
+    (``loss_reduction="sum"``); leaves each text's gradient in ``p.grad_sample`` and returns the mean text loss."""
+    batch, owner = batches.batch(texts, device)
+    loss = text_loss_sum(wrapped, batch, owner, len(texts))
+    loss.backward()
+    per_text_gradients(params, owner, len(texts))
+    return float(loss.detach()) / len(texts)

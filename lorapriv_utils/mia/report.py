@@ -24,12 +24,22 @@ def record_checksum(payload: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def read_record(path: Path) -> dict:
+    """A result record (cell or audit) whose checksum verifies; a ValueError says what is wrong otherwise."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON: {err}") from None
+    if not isinstance(record, dict) or record.get("checksum") != record_checksum(
+        {k: v for k, v in record.items() if k != "checksum"}
+    ):
+        raise ValueError("checksum mismatch")
+    return record
+
+
 def _verified(path: Path) -> dict | None:
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        payload = {k: v for k, v in record.items() if k != "checksum"}
-        if record.get("checksum") != record_checksum(payload):
-            raise ValueError("checksum mismatch")
+        record = read_record(path)
         if record.get("schema") != SCHEMA:
             raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}: rerun the cell")
         record["manifest"]["cell"]  # noqa: B018 (a record of a cell, not some other JSON)

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from ..scale import RowScaleConfig
 from .data import TextWindows
-from .per_text import TextBatches, per_text_gradients, text_loss_sum
+from .per_text import TextBatches, per_text_backward
 from .training import TrainConfig, linear_schedule, make_optimizer
 
 
@@ -74,16 +74,13 @@ def rowscale_train(
             for k in range(0, windows.n_texts, cfg.batch_size):
                 texts = order[k : k + cfg.batch_size]
                 optimizer.zero_grad(set_to_none=True)
-                batch, owner = batches.batch(texts, device)
-                loss = text_loss_sum(wrapped, batch, owner, len(texts))
-                loss.backward()
-                per_text_gradients(params, owner, len(texts))
+                last = per_text_backward(wrapped, batches, params, texts, device)
                 for p in params:
                     p.grad = scale_rows(p.grad_sample, target).mean(dim=0)  # eq. 22, then the batch mean
                     p.grad_sample = None
                 optimizer.step()
                 scheduler.step()
-                steps, last = steps + 1, float(loss.detach()) / len(texts)
+                steps += 1
                 bar.update(1)
     bar.close()
     model = wrapped._module

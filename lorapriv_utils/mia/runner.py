@@ -45,7 +45,7 @@ from . import data as data_mod
 from . import metrics as mia_metrics
 from .canary import CanaryConfig
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
-from .report import SCHEMA, record_checksum
+from .report import SCHEMA, read_record, record_checksum
 from .training import row_sums, text_losses
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "shard"]
@@ -115,18 +115,18 @@ def read_scores(path: Path) -> dict[str, np.ndarray]:
         return {name: archive[name] for name in archive.files}
 
 
-def load_result(path: Path, key: dict) -> dict | None:
-    """A finished cell's record, or None (with one line saying why) when missing, corrupt, partial or stale."""
+def load_result(path: Path, key: dict, with_scores: bool = True) -> dict | None:
+    """A finished record (a cell's, or an audit's with ``with_scores=False``), or None, with one line saying why,
+    when it is missing, corrupt, partial or stale."""
     if not path.is_file():
         return None
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        payload = {k: v for k, v in record.items() if k != "checksum"}
-        if record.get("checksum") != record_checksum(payload) or record.get("schema") != SCHEMA:
+        record = read_record(path)
+        if record.get("schema") != SCHEMA:
             raise ValueError("checksum mismatch")
-        if scores_digest(read_scores(scores_path(path))) != record["scores_sha256"]:
+        if with_scores and scores_digest(read_scores(scores_path(path))) != record["scores_sha256"]:
             raise ValueError("scores file does not match")
-    except (ValueError, KeyError, OSError, json.JSONDecodeError) as err:
+    except (ValueError, KeyError, OSError) as err:
         tqdm.write(f"lorapriv: {path} is corrupted or partial ({err}); recomputing it")
         return None
     changed = [part for part in key if record["manifest"]["key"].get(part) != key[part]]
@@ -452,15 +452,9 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
     dp = dp or work.engine.dp
     path = audit_path(work.out, work.scale, cell, dp)
     key = {**work.key(cell), "audit": record_checksum({"canaries": asdict(config), "dp": asdict(dp)})[:16]}
-    if path.is_file():
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            payload = {k: v for k, v in record.items() if k != "checksum"}
-            if record.get("checksum") == record_checksum(payload) and record["manifest"]["key"] == key:
-                return record
-            tqdm.write(f"lorapriv: {path} is corrupted or stale; recomputing it")
-        except (ValueError, KeyError, json.JSONDecodeError):
-            tqdm.write(f"lorapriv: {path} is corrupted or partial; recomputing it")
+    done = load_result(path, key, with_scores=False)
+    if done is not None:
+        return done
     start = time.perf_counter()
     prepared = work.dataset(cell.dataset, cell.seed)
     base, tokenizer, base_info = work.base()

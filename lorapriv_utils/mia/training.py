@@ -41,11 +41,16 @@ class TrainConfig:
             raise ValueError(f"epochs and batch_size must be >= 1 and lr > 0, got {self}")
 
 
-def _trim(batch: list[tuple[torch.Tensor, ...]]) -> tuple[torch.Tensor]:
-    """Stack rows and drop the columns that are padding in every row (a batch of short texts stays short)."""
-    rows = torch.stack([item[0] for item in batch]) if batch else torch.zeros((0, 0), dtype=torch.long)
+def trim_padding(rows: torch.Tensor) -> torch.Tensor:
+    """``rows`` without the trailing columns that are padding (-1) in every row (a batch of short texts stays short)."""
     used = (rows >= 0).any(dim=0).nonzero()
-    return (rows[:, : int(used.max()) + 1] if used.numel() else rows,)
+    return rows[:, : int(used.max()) + 1] if used.numel() else rows
+
+
+def _trim(batch: list[tuple[torch.Tensor, ...]]) -> tuple[torch.Tensor]:
+    """Collate: stack rows and trim their padding."""
+    rows = torch.stack([item[0] for item in batch]) if batch else torch.zeros((0, 0), dtype=torch.long)
+    return (trim_padding(rows),)
 
 
 def block_loader(blocks: np.ndarray, batch_size: int, seed: int, shuffle: bool = True) -> DataLoader:
