@@ -238,13 +238,14 @@ def claims(
             )
         )
     if count is not None:
+        # the evidence is that the grouping of eqs. 42-43 reproduces u_i; the count then follows by construction
         checks = [
-            check_close(f"number of summands = 1 + (m - 1) r, m={r.m}, r={r.r}", r.summands, r[4], rtol=0.0)
+            check_close(f"the grouped summands add up to u_i, m={r.m}, r={r.r}", float(r.sum_equals_u_i), 1.0, rtol=0.0)
             for r in count.itertuples()
         ]
         checks += [
             check_close(
-                f"the summands add up to u_i, m={r.m}, r={r.r}", float(r.sum_equals_u_i), 1.0, rtol=0.0, role="identity"
+                f"number of summands = 1 + (m - 1) r, m={r.m}, r={r.r}", r.summands, r[4], rtol=0.0, role="identity"
             )
             for r in count.itertuples()
         ]
