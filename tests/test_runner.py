@@ -77,7 +77,15 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     assert metrics["windows"]["members"] > metrics["texts"]["members"]  # e-mails span several windows
     scores = runner.read_scores(folder / "lora-r2-s0.scores.npz")
     assert {k: len(v) for k, v in scores.items()} == dict.fromkeys(
-        ["members_target", "nonmembers_target", "members_reference", "nonmembers_reference"], 60
+        [
+            "members_target",
+            "nonmembers_target",
+            "members_reference",
+            "nonmembers_reference",
+            "members_minkpp",
+            "nonmembers_minkpp",
+        ],
+        60,
     )
     assert runner.scores_digest(scores) == record["scores_sha256"]
     from lorapriv_utils.mia import metrics as mia_metrics
@@ -88,6 +96,9 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
         signal(scores["nonmembers_target"], scores["nonmembers_reference"]),
     )
     assert auc == metrics["reference_attack"]["auc"]["value"]  # the stored scores re-check the metrics
+    minkpp = mia_metrics.roc_auc(-scores["members_minkpp"], -scores["nonmembers_minkpp"])
+    assert minkpp == metrics["minkpp_attack"]["auc"]["value"]
+    assert set(metrics) >= {"reference_attack", "loss_attack", "zlib_attack", "minkpp_attack"}
 
     second = _run(tmp_path / "b")  # same command, fresh folder: identical numbers
     assert [r["metrics"] for r in first] == [r["metrics"] for r in second]

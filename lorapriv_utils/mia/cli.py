@@ -2,7 +2,8 @@
 
 ``python -m lorapriv_utils run --scale cpu-small --methods all`` runs a grid (resumable);
 ``python -m lorapriv_utils table RESULTS_DIR [--csv]`` prints the summary table of its results;
-``python -m lorapriv_utils audit --methods lora,rowscale,dpsgd --ranks 8`` audits methods with canaries.
+``python -m lorapriv_utils audit --methods lora,rowscale,dpsgd --ranks 8`` audits methods with canaries;
+``python -m lorapriv_utils frontier`` runs the privacy-utility frontier (resumable).
 Arguments are checked before torch is imported, so a mistake is reported in well under a second,
 with the option it concerns.
 """
@@ -83,6 +84,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="guesses on each side, in and out (default %(default)s)",
     )
     audit.add_argument("--noise-multiplier", type=float, default=None, help="DP-SGD's sigma for dpsgd cells")
+    frontier = sub.add_parser(
+        "frontier", help="the privacy-utility frontier: every method at every rate, scored after several epochs"
+    )
+    _grid_arguments(frontier)
+    frontier.add_argument(
+        "--noise",
+        default=",".join(f"{z:g}" for z in grid.FRONTIER_NOISE),
+        help="DP-SGD's noise multipliers (default %(default)s)",
+    )
+    frontier.add_argument(
+        "--checkpoints",
+        default=",".join(map(str, grid.FRONTIER_CHECKPOINTS)),
+        help="epochs after which each run is scored; it trains for the largest (default %(default)s)",
+    )
+    frontier.add_argument(
+        "--dp-rank", type=int, default=grid.FRONTIER_DP_RANK, help="rank of FLoRA and DP-SGD (default %(default)s)"
+    )
     table = sub.add_parser("table", help="print the summary table of a results folder")
     table.add_argument("results", type=Path, help="a results folder (the --out of run) or one scale's subfolder")
     table.add_argument("--csv", action="store_true", help="print CSV instead of an aligned table")
@@ -114,6 +132,55 @@ def check_run_arguments(args: argparse.Namespace) -> tuple:
     if args.hub or scale.engine.model.hub_id:  # hub data, or the paper scale's GPT-2 weights
         data.check_hub_reachable()  # one attempt, not a retry storm
     return scale, grid.shard(cells, *shard)
+
+
+def check_frontier_arguments(args: argparse.Namespace) -> tuple:
+    """The frontier's checks (no torch); returns the scale, datasets, variants, seeds and checkpoints."""
+    if args.epochs is not None:
+        raise ValueError("--epochs: the frontier trains for the largest of --checkpoints; give those instead")
+    if args.dp_rank < 1:
+        raise ValueError(f"--dp-rank: must be >= 1, got {args.dp_rank}")
+    scale, cells = check_run_arguments(args)
+    methods = grid.parse_list("--methods", args.methods, grid.METHODS)
+    ranks = grid.parse_ints("--ranks", args.ranks, 1) if args.ranks is not None else list(grid.FRONTIER_RANKS)
+    noise = grid.parse_floats("--noise", args.noise)
+    checkpoints = grid.parse_ints("--checkpoints", args.checkpoints, 1)
+    if not checkpoints or checkpoints != sorted(set(checkpoints)):
+        raise ValueError(f"--checkpoints: give increasing epochs, got {args.checkpoints!r}")
+    variants = grid.plan_variants(methods, ranks, noise, args.dp_rank)
+    grid.check_ranks([grid.Cell("ptb", v.method, v.rank, 0) for v in variants], scale)
+    datasets = sorted({c.dataset for c in cells}, key=[c.dataset for c in cells].index)
+    seeds = sorted({c.seed for c in cells})
+    return scale, datasets, variants, seeds, tuple(checkpoints)
+
+
+def run_frontier(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        scale, datasets, variants, seeds, checkpoints = check_frontier_arguments(args)
+    except (ValueError, FileNotFoundError, ConnectionError) as err:
+        parser.error(str(err))
+    import transformers
+
+    from . import frontier, runner
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    try:
+        runner.set_threads(args.threads)
+        work = runner.Runner(
+            scale,
+            args.out,
+            runner.Overrides(lr=args.lr, optimizer=args.optimizer),
+            data_dir=args.data_dir,
+            hub=args.hub,
+            device=args.device,
+            progress=not args.no_progress,
+        )
+        records = frontier.run_frontier(work, datasets, variants, seeds, checkpoints)
+    except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
+        parser.error(str(err))
+    print(f"{len(records)} frontier records; results in {args.out / scale.name / 'frontier'}")
+    return 0
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -178,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(err))
         print(report.as_csv(rows) if args.csv else report.as_text(rows), end="" if args.csv else "\n")
         return 0
+    if args.command == "frontier":
+        return run_frontier(args, parser)
     return run(args, parser)
 
 

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from ..scale import DPConfig
 from .data import TextWindows
 from .per_text import TextBatches, per_text_backward
-from .training import TrainConfig, linear_schedule, make_optimizer
+from .training import EpochHook, TrainConfig, end_of_epoch, linear_schedule, make_optimizer
 
 
 def noise_generator(device: torch.device, seed: int) -> torch.Generator:
@@ -64,6 +64,7 @@ def dp_train(
     device: torch.device | None = None,
     progress: bool = False,
     desc: str = "dp-sgd",
+    epoch_hook: EpochHook | None = None,
 ) -> tuple[torch.nn.Module, dict]:
     """Train ``params`` of ``model`` with DP-SGD over texts; returns the unwrapped model and stats with epsilon."""
     from opacus import GradSampleModule
@@ -97,7 +98,7 @@ def dp_train(
     bar = tqdm(total=cfg.epochs * steps_per_epoch, desc=desc, disable=not progress, leave=False)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        for _ in range(cfg.epochs):
+        for epoch in range(1, cfg.epochs + 1):
             for texts in sampler:
                 optimizer.zero_grad(set_to_none=True)
                 if texts:
@@ -110,6 +111,7 @@ def dp_train(
                 scheduler.step()
                 steps += 1
                 bar.update(1)
+            end_of_epoch(epoch_hook, epoch, wrapped._module, steps)
     bar.close()
     eps = epsilons(dp.noise_multiplier, sample_rate, steps, dp.delta)
     stats = {

@@ -38,7 +38,7 @@ from transformers import GPT2LMHeadModel
 from ..scale import DPConfig, EngineScale, RowScaleConfig
 from .data import TextWindows
 from .grid import METHODS, RANKED
-from .training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
+from .training import EpochHook, TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 
 __all__ = ["METHODS", "RANKED", "fine_tune", "prepare"]
 TARGET = "c_attn"
@@ -144,9 +144,13 @@ def fine_tune(
     autocast_dtype: torch.dtype | None = None,
     accelerator=None,
     rowscale: RowScaleConfig | None = None,
+    epoch_hook: EpochHook | None = None,
 ) -> tuple[torch.nn.Module, dict]:
     """Fine-tune ``model`` with ``method`` on ``data`` (text windows, or rows each of which is a text);
-    returns the trained model (for evaluation) and stats."""
+    returns the trained model (for evaluation) and stats.  ``epoch_hook(epoch, model, steps)`` runs after
+    every epoch (checkpoints of the privacy-utility frontier); not with ``accelerator``."""
+    if epoch_hook is not None and accelerator is not None:
+        raise ValueError("epoch checkpoints (the frontier) run in one process: drop --accelerate")
     torch.manual_seed(cfg.seed)
     if not isinstance(data, TextWindows):
         rows = np.asarray(data)
@@ -158,13 +162,13 @@ def fine_tune(
     if method == "dpsgd":
         from .dp import dp_train
 
-        trained, dp_stats = dp_train(trained, params, data, cfg, dp or DPConfig(), device, progress, desc)
+        trained, dp_stats = dp_train(trained, params, data, cfg, dp or DPConfig(), device, progress, desc, epoch_hook)
         return trained, {**stats, **dp_stats}
     if method == "rowscale":  # per-text gradients: one device, like DP-SGD
         from .rowscale import rowscale_train
 
         trained, rs_stats = rowscale_train(
-            trained, params, data, cfg, rowscale or RowScaleConfig(), rank, device, progress, desc
+            trained, params, data, cfg, rowscale or RowScaleConfig(), rank, device, progress, desc, epoch_hook
         )
         return trained, {**stats, **rs_stats}
     loader = block_loader(data.ids, cfg.batch_size, cfg.seed)
@@ -176,7 +180,18 @@ def fine_tune(
         device, autocast_dtype, backward = accelerator.device, None, accelerator.backward  # it owns mixed precision
     stats.update(
         run_training(
-            trained, loader, optimizer, scheduler, cfg.epochs, hook, progress, desc, device, autocast_dtype, backward
+            trained,
+            loader,
+            optimizer,
+            scheduler,
+            cfg.epochs,
+            hook,
+            progress,
+            desc,
+            device,
+            autocast_dtype,
+            backward,
+            epoch_hook,
         )
     )
     if backward is not None:  # totals over all processes

@@ -17,6 +17,50 @@ DEFAULT_RANKS = (8, 16)  # paper A's Table 1
 DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds lorafa and rowscale
 
 
+FRONTIER_RANKS = (1, 2, 4, 8, 16, 32, 64)  # the rank sweep of the frontier
+FRONTIER_NOISE = (0.5, 1.0, 2.0)  # DP-SGD's noise multipliers on the frontier
+FRONTIER_CHECKPOINTS = (1, 2, 4, 8)  # epochs after which a frontier run is scored
+FRONTIER_DP_RANK = 8
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One curve of the privacy-utility frontier: a method, its rank, and DP-SGD's noise multiplier."""
+
+    method: str
+    rank: int | None = None
+    noise_multiplier: float | None = None
+
+    def __post_init__(self) -> None:
+        check_methods([self.method])
+        if (self.method in RANKED) != (self.rank is not None):
+            raise ValueError(f"--variants: {self.method} {'needs' if self.method in RANKED else 'takes no'} rank")
+        if (self.method == "dpsgd") != (self.noise_multiplier is not None):
+            raise ValueError("--variants: a noise multiplier goes with dpsgd, and dpsgd needs one")
+        if self.noise_multiplier is not None and not self.noise_multiplier > 0:
+            raise ValueError(f"--noise: multipliers must be > 0, got {self.noise_multiplier}")
+
+    @property
+    def name(self) -> str:
+        rank = "" if self.rank is None else f"-r{self.rank}"
+        noise = "" if self.noise_multiplier is None else f"-z{self.noise_multiplier:g}"
+        return f"{self.method}{rank}{noise}"
+
+
+def frontier_variants(
+    ranks: tuple[int, ...] = FRONTIER_RANKS, noise: tuple[float, ...] = FRONTIER_NOISE, dp_rank: int = FRONTIER_DP_RANK
+) -> list[Variant]:
+    """The frontier's curves: full and adapter fine-tuning, LoRA at every rank, FLoRA and DP-SGD (LoRA
+    factors, rank ``dp_rank``) at every noise multiplier."""
+    return [
+        Variant("full"),
+        Variant("adapter"),
+        *(Variant("lora", r) for r in ranks),
+        Variant("flora", dp_rank),
+        *(Variant("dpsgd", dp_rank, z) for z in noise),
+    ]
+
+
 @dataclass(frozen=True)
 class Cell:
     dataset: str
@@ -101,6 +145,32 @@ def parse_ints(option: str, text: str, minimum: int = 0) -> list[int]:
     if not values:
         raise ValueError(f"{option}: the list is empty")
     return values
+
+
+def parse_floats(option: str, text: str) -> list[float]:
+    """Positive finite numbers from a comma list; an error names the option and the offending item."""
+    values = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"{option}: {item!r} is not a number") from None
+        if not 0 < value < float("inf"):
+            raise ValueError(f"{option}: {value} must be positive and finite")
+        values.append(value)
+    if not values:
+        raise ValueError(f"{option}: the list is empty")
+    return values
+
+
+def plan_variants(methods: list[str], ranks: list[int], noise: list[float], dp_rank: int) -> list[Variant]:
+    """The frontier's curves for the selected methods (see :func:`frontier_variants`)."""
+    check_methods(methods)
+    every = frontier_variants(tuple(ranks), tuple(noise), dp_rank)
+    extra = [Variant(m, dp_rank) for m in methods if m in ("lorafa", "rowscale")]
+    return [v for v in every if v.method in methods] + extra
 
 
 def parse_shard(text: str) -> tuple[int, int]:

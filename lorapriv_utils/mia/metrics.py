@@ -2,7 +2,8 @@
 
 Convention: a *signal* is lower for examples that look like members.  The reference-model
 attack of eq. 24 uses s(x) = L(x; target) - L(x; reference) and predicts "member" when
-s(x) < gamma; the plain loss attack uses s(x) = L(x; target).
+s(x) < gamma; the plain loss attack uses s(x) = L(x; target); the zlib-ratio and Min-K%++ attacks
+(:func:`zlib_signal`, :func:`minkpp_signal`) need no reference model either.
 
 TPR at FPR alpha follows paper A's rule: gamma is the highest threshold whose false-positive
 rate over the non-members stays strictly below alpha.  With N non-members, FPRs come in steps
@@ -13,6 +14,7 @@ such a number is a TPR at FPR = 0, not at alpha.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,6 +37,22 @@ def reference_signal(target_losses: np.ndarray, reference_losses: np.ndarray) ->
     if t.shape != r.shape:
         raise ValueError(f"target and reference losses must be paired, got {t.size} and {r.size} values")
     return t - r
+
+
+def zlib_signal(losses: np.ndarray, texts: list[str]) -> np.ndarray:
+    """The zlib-ratio attack (Carlini et al. 2021, as in MIMIR): a text's mean token loss divided by the
+    length in bytes of its zlib compression, so that texts that are easy for any compressor do not look
+    like members."""
+    values = _signals(losses, "losses")
+    if len(texts) != values.size:
+        raise ValueError(f"need one text per loss, got {len(texts)} texts for {values.size} losses")
+    sizes = np.array([len(zlib.compress(text.encode("utf-8"))) for text in texts], dtype=np.float64)
+    return values / sizes
+
+
+def minkpp_signal(scores: np.ndarray) -> np.ndarray:
+    """Min-K%++ as a signal: its score is higher for members, a signal lower, so the sign flips."""
+    return -_signals(scores, "scores")
 
 
 def roc_auc(member_signal: np.ndarray, nonmember_signal: np.ndarray) -> float:

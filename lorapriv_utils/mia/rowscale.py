@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from ..scale import RowScaleConfig
 from .data import TextWindows
 from .per_text import TextBatches, per_text_backward
-from .training import TrainConfig, linear_schedule, make_optimizer
+from .training import EpochHook, TrainConfig, end_of_epoch, linear_schedule, make_optimizer
 
 
 def row_target(config: RowScaleConfig, rank: int) -> float:
@@ -46,6 +46,7 @@ def rowscale_train(
     device: torch.device | None = None,
     progress: bool = False,
     desc: str = "rowscale",
+    epoch_hook: EpochHook | None = None,
 ) -> tuple[torch.nn.Module, dict]:
     """Train the B matrices ``params`` of a PEFT LoRA model with row-scaled per-text gradients."""
     from opacus import GradSampleModule
@@ -69,7 +70,7 @@ def rowscale_train(
     bar = tqdm(total=cfg.epochs * per_epoch, desc=desc, disable=not progress, leave=False)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        for _ in range(cfg.epochs):
+        for epoch in range(1, cfg.epochs + 1):
             order = torch.randperm(windows.n_texts, generator=order_gen).tolist()
             for k in range(0, windows.n_texts, cfg.batch_size):
                 texts = order[k : k + cfg.batch_size]
@@ -82,6 +83,7 @@ def rowscale_train(
                 scheduler.step()
                 steps += 1
                 bar.update(1)
+            end_of_epoch(epoch_hook, epoch, wrapped._module, steps)
     bar.close()
     model = wrapped._module
     wrapped._close()

@@ -46,11 +46,17 @@ from . import metrics as mia_metrics
 from .canary import CanaryConfig
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
 from .report import SCHEMA, read_record, record_checksum
-from .training import row_sums, text_losses
+from .training import row_sums, text_losses, text_scores
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)
-CODE = ("mia", "scale.py")  # the package code that computes a cell
+# The package code that computes a cell or a frontier point (not the reporting and analysis modules,
+# so that a change there leaves the results current).
+CODE = tuple(
+    f"mia/{name}.py"
+    for name in ("canary", "data", "dp", "finetune", "frontier", "grid", "metrics", "models", "per_text")
+    + ("rowscale", "runner", "tokenization", "training")
+) + ("scale.py",)
 COMPUTING_PACKAGES = ("torch", "transformers", "peft", "opacus", "accelerate", "tokenizers", "numpy", "scipy")
 
 
@@ -355,11 +361,16 @@ class Runner:
         reference = chosen if self.reference == "same" else self.sweep(cell.dataset, "full", None, cell.seed)
         cfg = self.train_config(cell.method, cell.seed, chosen["lr"])
         model, stats = self._fine_tune(cell.method, prepared.members, cfg, cell.rank, desc=cell.name)
+        members, nonmembers = (
+            text_scores(model, part, device=self.device) for part in (prepared.members, prepared.nonmembers)
+        )
         scores = {
-            "members_target": text_losses(model, prepared.members, device=self.device),
-            "nonmembers_target": text_losses(model, prepared.nonmembers, device=self.device),
+            "members_target": members["loss"],
+            "nonmembers_target": nonmembers["loss"],
             "members_reference": reference["members"],
             "nonmembers_reference": reference["nonmembers"],
+            "members_minkpp": members["minkpp"],
+            "nonmembers_minkpp": nonmembers["minkpp"],
         }
         rng = np.random.default_rng(self.seeds(cell)["bootstrap"])
         resamples = self.engine.bootstrap_resamples
@@ -371,6 +382,18 @@ class Runner:
                 resamples,
             ),
             "loss_attack": attack_metrics(scores["members_target"], scores["nonmembers_target"], rng, resamples),
+            "zlib_attack": attack_metrics(
+                mia_metrics.zlib_signal(scores["members_target"], prepared.texts["members"]),
+                mia_metrics.zlib_signal(scores["nonmembers_target"], prepared.texts["nonmembers"]),
+                rng,
+                resamples,
+            ),
+            "minkpp_attack": attack_metrics(
+                mia_metrics.minkpp_signal(scores["members_minkpp"]),
+                mia_metrics.minkpp_signal(scores["nonmembers_minkpp"]),
+                rng,
+                resamples,
+            ),
             "validation_perplexity": perplexity(model, prepared.validation, self.device),
             "texts": {
                 "members": prepared.members.n_texts,

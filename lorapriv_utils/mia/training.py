@@ -20,6 +20,14 @@ from torch.utils.data import DataLoader, TensorDataset
 from tqdm.auto import tqdm
 
 OPTIMIZERS = ("adamw", "sgd")
+EpochHook = Callable[[int, torch.nn.Module, int], None]
+
+
+def end_of_epoch(hook: EpochHook | None, epoch: int, model: torch.nn.Module, steps: int) -> None:
+    """Call ``hook(epoch, model, steps)`` (it may evaluate the model), then put the model back in training mode."""
+    if hook is not None:
+        hook(epoch, model, steps)
+        model.train()
 
 
 @dataclass(frozen=True)
@@ -111,17 +119,19 @@ def run_training(
     device: torch.device | None = None,
     autocast_dtype: torch.dtype | None = None,
     backward: Callable[[torch.Tensor], None] | None = None,
+    epoch_hook: EpochHook | None = None,
 ) -> dict:
     """The loop itself: :func:`batch_loss` on each batch, ``step_hook(optimizer)`` after each optimiser step.
 
     ``backward`` replaces ``loss.backward()`` (``accelerate.Accelerator.backward`` for data-parallel runs).
+    ``epoch_hook(epoch, model, steps)`` runs after each epoch (1-based), e.g. to score a checkpoint.
     """
     device = device or torch.device("cpu")
     model.train()
     steps, tokens, last = 0, 0, math.nan
     start = time.perf_counter()
     bar = tqdm(total=epochs * len(loader), desc=desc, disable=not progress, leave=False)
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         for (batch,) in loader:
             if batch.numel() == 0:  # Poisson sampling (DP-SGD) can draw an empty batch
                 continue
@@ -141,6 +151,7 @@ def run_training(
                 step_hook(optimizer)
             steps, tokens, last = steps + 1, tokens + int((batch >= 0).sum()), float(loss.detach())
             bar.update(1)
+        end_of_epoch(epoch_hook, epoch, model, steps)
     bar.close()
     return {"steps": steps, "tokens": tokens, "seconds": time.perf_counter() - start, "final_loss": last}
 
@@ -193,3 +204,59 @@ def text_losses(
     per_text = np.bincount(windows.owner, weights=totals, minlength=windows.n_texts)
     tokens = np.bincount(windows.owner, weights=counts, minlength=windows.n_texts)
     return per_text / tokens
+
+
+def token_terms(model: torch.nn.Module, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per predicted token: its loss, its Min-K%++ z-score, and the mask of real tokens.
+
+    Min-K%++ (Zhang et al. 2024) standardises a token's log-probability by the mean and standard
+    deviation of the log-probability under the model's own next-token distribution:
+    z = (log p(x_t) - E_z[log p(z)]) / sd_z[log p(z)], both moments taken over z ~ p(. | x_<t).
+    """
+    mask = rows >= 0
+    ids = rows.clamp(min=0)
+    logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask.long()).logits[:, :-1].float(), dim=-1)
+    chosen = logp.gather(-1, ids[:, 1:, None])[..., 0]
+    p = logp.exp()
+    mean = (p * logp).sum(-1)
+    sd = ((p * logp.square()).sum(-1) - mean.square()).clamp(min=1e-12).sqrt()
+    return -chosen, (chosen - mean) / sd, mask[:, 1:] & mask[:, :-1]
+
+
+def lowest_fraction_mean(values: np.ndarray, owner: np.ndarray, n_groups: int, fraction: float) -> np.ndarray:
+    """Per group: the mean of its ceil(fraction * size) lowest values (Min-K%'s pooling)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must lie in (0, 1], got {fraction}")
+    size = np.bincount(owner, minlength=n_groups)
+    if np.any(size == 0):
+        raise ValueError("every group needs at least one value")
+    order = np.lexsort((values, owner))
+    start = np.concatenate([[0], np.cumsum(size)[:-1]])
+    rank = np.arange(len(values)) - start[owner[order]]
+    keep = rank < np.ceil(fraction * size)[owner[order]]
+    kept_owner, kept = owner[order][keep], values[order][keep]
+    return np.bincount(kept_owner, weights=kept, minlength=n_groups) / np.bincount(kept_owner, minlength=n_groups)
+
+
+@torch.no_grad()
+def text_scores(
+    model: torch.nn.Module, windows, fraction: float = 0.2, batch_size: int = 32, device: torch.device | None = None
+) -> dict[str, np.ndarray]:
+    """Per text (``data.TextWindows``): its mean token loss (eq. 24's L(x)) and its Min-K%++ score
+    (the mean z-score of its ``fraction`` lowest-scoring tokens; higher looks more like a member)."""
+    model.eval()
+    nll, z, owner = [], [], []
+    row = 0
+    for (batch,) in block_loader(windows.ids, batch_size, 0, shuffle=False):
+        loss, score, mask = token_terms(model, batch.to(device or torch.device("cpu")))
+        mask = mask.cpu().numpy()
+        nll.append(loss.double().cpu().numpy()[mask])
+        z.append(score.double().cpu().numpy()[mask])
+        owner.append(np.broadcast_to(windows.owner[row : row + len(batch), None], mask.shape)[mask])
+        row += len(batch)
+    nll, z, owner = np.concatenate(nll), np.concatenate(z), np.concatenate(owner)
+    tokens = np.bincount(owner, minlength=windows.n_texts)
+    return {
+        "loss": np.bincount(owner, weights=nll, minlength=windows.n_texts) / tokens,
+        "minkpp": lowest_fraction_mean(z, owner, windows.n_texts, fraction),
+    }

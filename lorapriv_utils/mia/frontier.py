@@ -1,0 +1,200 @@
+"""The privacy-utility frontier: attack strength against validation perplexity over training budgets.
+
+Paper A compares methods one point each (Table 1), where every drop in attack success comes with
+a rise in perplexity.  To compare at matched utility, each *variant* (a method, its rank, and for
+DP-SGD its noise multiplier) is trained at every learning rate of its grid for ``max(checkpoints)``
+epochs on the members, and its calibrated reference (same method and rate) on the auxiliary part;
+after each epoch listed in ``checkpoints`` both are scored.  A checkpoint is a model one could
+release, so each (learning rate, epoch) pair is one point of the variant's frontier; the base
+model is every variant's point at epoch 0.  The points are compared by
+``lorapriv_utils.mia.matching``, which needs no torch.
+
+One record per (dataset, variant, learning rate, seed) is written atomically (JSON, with the
+per-text scores of every checkpoint in a float32 ``.scores.npz`` beside it, covered by the
+checksum); an intact, current record is reused, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..files import atomic_write_bytes, atomic_write_text
+from ..provenance import git_commit, git_dirty, package_versions, runtime
+from . import finetune
+from .dp import epsilons
+from .grid import Cell, Variant
+from .report import SCHEMA, record_checksum
+from .runner import Runner, load_result, perplexity, scores_digest, scores_path
+from .training import text_losses, text_scores
+
+__all__ = ["Variant", "frontier_path", "run_base", "run_frontier", "run_point"]
+
+
+def frontier_path(out: Path, scale_name: str, dataset: str, name: str, seed: int) -> Path:
+    return Path(out) / scale_name / "frontier" / dataset / f"{name}-s{seed}.json"
+
+
+def _write(path: Path, record: dict, scores: dict[str, np.ndarray]) -> dict:
+    scores = {k: np.asarray(v, dtype=np.float32) for k, v in scores.items()}  # small files; AUCs need no more
+    record["scores_sha256"] = scores_digest(scores)
+    record["checksum"] = record_checksum(record)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **scores)
+    atomic_write_bytes(scores_path(path), buffer.getvalue())
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))  # written last: the commit mark
+    return record
+
+
+def _manifest(work: Runner, key: dict, start: float) -> dict:
+    _, _, base_info = work.base()
+    return {
+        "key": key,
+        "config": work.config,
+        "model": {**asdict(work.engine.model), "base": base_info},
+        "versions": package_versions(),
+        "runtime": runtime(),
+        "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
+        "device": str(work.device),
+        "wall_seconds": time.perf_counter() - start,
+    }
+
+
+def run_base(work: Runner, dataset: str, seed: int) -> dict:
+    """Epoch 0 of every variant: the base model's scores and perplexity (its reference is itself)."""
+    path = frontier_path(work.out, work.scale.name, dataset, "base", seed)
+    key = {**work.key(Cell(dataset, "full", None, seed)), "frontier": "base"}
+    done = load_result(path, key)
+    if done is not None:
+        return done
+    start = time.perf_counter()
+    prepared = work.dataset(dataset, seed)
+    model = work.base()[0]
+    members, nonmembers = (text_scores(model, p, device=work.device) for p in (prepared.members, prepared.nonmembers))
+    scores = {
+        "e0_members_target": members["loss"],
+        "e0_nonmembers_target": nonmembers["loss"],
+        "e0_members_minkpp": members["minkpp"],
+        "e0_nonmembers_minkpp": nonmembers["minkpp"],
+    }
+    record = {
+        "schema": SCHEMA,
+        "kind": "frontier-base",
+        "dataset": dataset,
+        "seed": seed,
+        "checkpoints": [
+            {"epoch": 0, "steps": 0, "validation_perplexity": perplexity(model, prepared.validation, work.device)}
+        ],
+        "manifest": {**_manifest(work, key, start), "split_hashes": prepared.split_hashes},
+    }
+    return _write(path, record, scores)
+
+
+def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int, checkpoints: tuple[int, ...]) -> dict:
+    """Train ``variant`` at rate ``lr`` on the members (target) and on the auxiliary part (reference),
+    scoring both after each epoch in ``checkpoints``; returns the record (reused when current)."""
+    if not checkpoints or min(checkpoints) < 1 or list(checkpoints) != sorted(set(checkpoints)):
+        raise ValueError(f"--checkpoints: increasing epochs >= 1, got {list(checkpoints)}")
+    name = f"{variant.name}-lr{lr:g}"
+    path = frontier_path(work.out, work.scale.name, dataset, name, seed)
+    cell = Cell(dataset, variant.method, variant.rank, seed)
+    point = {"variant": asdict(variant), "lr": lr, "checkpoints": list(checkpoints)}
+    key = {**work.key(cell), "frontier": record_checksum(point)[:16]}
+    done = load_result(path, key)
+    if done is not None:
+        return done
+    start = time.perf_counter()
+    prepared = work.dataset(dataset, seed)
+    cfg = replace(work.train_config(variant.method, seed, lr), epochs=max(checkpoints))
+    dp = (
+        work.engine.dp
+        if variant.noise_multiplier is None
+        else replace(work.engine.dp, noise_multiplier=variant.noise_multiplier)
+    )
+    scores: dict[str, np.ndarray] = {}
+    rows: list[dict] = []
+
+    def score_target(epoch: int, model, steps: int) -> None:
+        if epoch not in checkpoints:
+            return
+        for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
+            values = text_scores(model, windows, device=work.device)
+            scores[f"e{epoch}_{part}_target"], scores[f"e{epoch}_{part}_minkpp"] = values["loss"], values["minkpp"]
+        row = {
+            "epoch": epoch,
+            "steps": steps,
+            "validation_perplexity": perplexity(model, prepared.validation, work.device),
+        }
+        if variant.method == "dpsgd":
+            eps = epsilons(dp.noise_multiplier, cfg.batch_size / prepared.members.n_texts, steps, dp.delta)
+            row.update(epsilon=eps["prv"], epsilon_rdp=eps["rdp"])
+        rows.append(row)
+
+    def score_reference(epoch: int, model, steps: int) -> None:
+        if epoch in checkpoints:
+            for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
+                scores[f"e{epoch}_{part}_reference"] = text_losses(model, windows, device=work.device)
+
+    base = work.base()[0]
+    common = dict(rank=variant.rank, dp=dp, rowscale=work.engine.rowscale, progress=work.progress, device=work.device)
+    _, target = finetune.fine_tune(
+        copy.deepcopy(base),
+        variant.method,
+        prepared.members,
+        cfg,
+        desc=f"{dataset} {name}",
+        epoch_hook=score_target,
+        **common,
+    )
+    _, reference = finetune.fine_tune(
+        copy.deepcopy(base),
+        variant.method,
+        prepared.auxiliary,
+        cfg,
+        desc=f"{dataset} {name} reference",
+        epoch_hook=score_reference,
+        **common,
+    )
+    record = {
+        "schema": SCHEMA,
+        "kind": "frontier-point",
+        "dataset": dataset,
+        "seed": seed,
+        **point,
+        "checkpoints": rows,
+        "training": {k: v for k, v in target.items() if k != "seconds"},
+        "manifest": {
+            **_manifest(work, key, start),
+            "train_config": asdict(cfg),
+            "dp": asdict(dp) if variant.method == "dpsgd" else None,
+            "split_hashes": prepared.split_hashes,
+            "reference": "the variant at the same rate and epochs, trained on the auxiliary part",
+            "training_seconds": target["seconds"] + reference["seconds"],
+        },
+    }
+    return _write(path, record, scores)
+
+
+def run_frontier(
+    work: Runner, datasets: list[str], variants: list[Variant], seeds: list[int], checkpoints: tuple[int, ...]
+) -> list[dict]:
+    """Every point of the frontier grid (each variant at each rate of its method's grid), base models included."""
+    jobs = [
+        (dataset, variant, lr, seed)
+        for seed in seeds
+        for dataset in datasets
+        for variant in variants
+        for lr in work.lr_rule(variant.method)["grid"]
+    ]
+    records = [run_base(work, dataset, seed) for seed in seeds for dataset in datasets]
+    for dataset, variant, lr, seed in tqdm(jobs, desc=f"frontier ({work.scale.name})", disable=not work.progress):
+        records.append(run_point(work, dataset, variant, lr, seed, checkpoints))
+    return records
