@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a6 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -24,6 +24,7 @@ help:
 	@echo "make screenshots   the same, plus key pages at desktop and phone widths in _build/screenshots"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
+	@echo "make results-a6    recompute §6's committed results (about 1.5 hours on 2 cores; resumable)"
 	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
@@ -62,6 +63,14 @@ notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py
 	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
 	$(BIN)/jupytext --sync notebooks/*.ipynb
+
+# §6's results under results/published/cpu-small: Table 1's grid (three seeds) and the frontier.
+# Every command resumes and skips what is current; the frontier's extra rates widen the dense methods' grid.
+results-a6: $(STAMP)
+	$(BIN)/python -m lorapriv_utils run --methods full,adapter,lora --ranks 8,16 --seeds 0,1,2 --out results/published
+	$(BIN)/python -m lorapriv_utils run --methods flora,dpsgd,rowscale --ranks 8 --seeds 0,1,2 --out results/published
+	$(BIN)/python -m lorapriv_utils frontier --out results/published
+	for lr in 1e-4 3e-5; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --lr $$lr --out results/published; done
 
 notebook: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make notebook NB=a3_noise" >&2; exit 2; }

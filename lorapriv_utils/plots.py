@@ -9,6 +9,7 @@ chapter page can show it beside the text that discusses it.
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import matplotlib as mpl
@@ -268,5 +269,88 @@ def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
     ax.axvline(1.0, color="0.3", ls="--", lw=1.2, label="the formula's multiplier")
     ax.set(xscale="log", xlabel="measured multiplier / formula's", ylabel="per-sample gradients")
     _legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str], labels: dict[str, str]):
+    """Paper A §6: attack AUC against validation perplexity, one panel per dataset; every checkpoint faint,
+    each variant's front (its most private checkpoint at each utility) as a line."""
+    style()
+    datasets = list(dict.fromkeys(points["dataset"]))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.8), squeeze=False)
+    colors = dict(zip(variants, sns.color_palette("colorblind", len(variants)), strict=True))
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        for name in variants:
+            mine = points[(points["dataset"] == dataset) & (points["variant"] == name) & (points["epoch"] > 0)]
+            line = fronts[(fronts["dataset"] == dataset) & (fronts["variant"] == name)]
+            ax.scatter(mine["ppl"], mine["auc"], s=12, alpha=0.35, color=colors[name])
+            ax.plot(line["ppl"], line["auc"], "-o", ms=3, lw=1.6, color=colors[name], label=labels[name])
+        base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
+        ax.scatter([base["ppl"]], [base["auc"]], marker="*", s=140, color="0.2", zorder=5, label="base model")
+        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
+        ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel="AUC, eq. 24's attack", title=dataset)
+    handles, names = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels: dict[str, str]):
+    """ROC curves on log-log axes, one panel per attack, one line per method (with the chance diagonal)."""
+    style()
+    fig, axes = plt.subplots(1, len(curves), figsize=(3.3 * len(curves), 3.4), squeeze=False, sharey=True)
+    for ax, (attack, by_variant) in zip(axes[0], curves.items(), strict=True):
+        floor = 1.0
+        for name, (fpr, tpr) in by_variant.items():
+            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), lw=1.3, label=labels[name])
+            floor = min(floor, fpr[fpr > 0].min() if (fpr > 0).any() else 1.0)
+        grid = np.logspace(-4, 0, 50)
+        ax.plot(grid, grid, color="0.5", ls=":", lw=1)
+        ax.axvline(floor, color="0.7", lw=0.8, ls="--")
+        ax.set(
+            xscale="log", yscale="log", xlim=(1e-3, 1), ylim=(1e-3, 1.05), xlabel="false-positive rate", title=attack
+        )
+    axes[0, 0].set_ylabel("true-positive rate")
+    handles, names = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def score_distributions_plot(signals: dict[str, tuple[np.ndarray, np.ndarray]], labels: dict[str, str]):
+    """Members' and non-members' eq. 24 signals, one small panel per method."""
+    style()
+    count = len(signals)
+    cols = min(4, count)
+    rows = math.ceil(count / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols, 2.3 * rows), squeeze=False)
+    for ax, (name, (members, nonmembers)) in zip(axes.flat, signals.items(), strict=False):
+        bins = np.linspace(min(members.min(), nonmembers.min()), max(members.max(), nonmembers.max()), 35)
+        ax.hist(nonmembers, bins=bins, alpha=0.6, label="non-members")
+        ax.hist(members, bins=bins, alpha=0.6, label="members")
+        ax.set_title(labels[name], fontsize=9)
+        ax.set_yticks([])
+    for ax in axes.flat[count:]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("L(target) - L(reference)", fontsize=8)
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def rank_plot(ranks: pd.DataFrame):
+    """LoRA's rank at a fixed budget: AUC and validation perplexity against r, per dataset."""
+    style()
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.2))
+    for dataset, part in ranks.groupby("dataset", sort=False):
+        axes[0].plot(part["r"], part["auc"], "-o", ms=4, label=dataset)
+        axes[1].plot(part["r"], part["ppl"], "-o", ms=4, label=dataset)
+    for ax, ylabel in zip(axes, ("AUC, eq. 24's attack", "validation perplexity"), strict=True):
+        ax.set(xscale="log", xlabel="LoRA rank $r$", ylabel=ylabel)
+        _ticks_at(ax.xaxis, ranks["r"])
+    _legend_outside(axes[1], fontsize=8)
     fig.tight_layout()
     return fig

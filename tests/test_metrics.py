@@ -77,3 +77,15 @@ def test_bootstrap_interval_covers_the_value(signals):
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_zlib_and_min_k_plus_plus_signals():
+    texts = ["ab" * 200, "the quick brown fox jumps over the lazy dog, then naps"]
+    signal = mm.zlib_signal(np.array([2.0, 2.0]), texts)
+    assert signal[0] > signal[1]  # equal losses: the compressible text has the smaller zlib size
+    import zlib
+
+    assert signal[1] == pytest.approx(2.0 / len(zlib.compress(texts[1].encode())))
+    assert mm.minkpp_signal(np.array([1.0, -2.0])).tolist() == [-1.0, 2.0]
+    with pytest.raises(ValueError, match="one text per loss"):
+        mm.zlib_signal(np.array([1.0]), texts)

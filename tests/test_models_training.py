@@ -135,3 +135,72 @@ def test_losses_per_row_and_per_text_ignore_padding():
     assert per_text[1] == pytest.approx(totals[1:].sum() / counts[1:].sum())
     rows = torch.as_tensor(windows.ids)
     assert training.batch_loss(model, rows).item() == pytest.approx(float(np.mean(totals / counts)), abs=1e-6)
+
+
+def test_min_k_plus_plus_token_scores_follow_their_definition():
+    torch.manual_seed(1)
+    model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+    rows = torch.tensor([[5, 6, 7, 8, -1, -1], [9, 10, 11, 12, 13, 14]])
+    loss, z, mask = training.token_terms(model, rows)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([[9, 10, 11, 12, 13, 14]])).logits[0, :-1]
+    logp = torch.log_softmax(logits, -1)
+    # token 3 of the second row: the log-probability of 13, standardised under the model's own distribution
+    draws = torch.distributions.Categorical(logits=logits[3]).sample((200_000,))
+    sampled = logp[3][draws]
+    expected = (logp[3, 13] - sampled.mean()) / sampled.std()
+    assert z[1, 3].item() == pytest.approx(expected.item(), abs=0.02)
+    assert loss[1, 3].item() == pytest.approx(-logp[3, 13].item(), abs=1e-5)
+    assert mask.tolist() == [[True, True, True, False, False], [True] * 5]
+
+
+def test_lowest_fraction_mean_pools_each_groups_lowest_values():
+    values = np.array([5.0, 1.0, 3.0, 2.0, 10.0, -1.0, 4.0])
+    owner = np.array([0, 0, 0, 0, 0, 1, 1])
+    # group 0 has 5 values: ceil(0.4 * 5) = 2 lowest are 1 and 2; group 1: ceil(0.8) = 1 lowest is -1
+    assert training.lowest_fraction_mean(values, owner, 2, 0.4).tolist() == [1.5, -1.0]
+    assert training.lowest_fraction_mean(values, owner, 2, 1.0).tolist() == [4.2, 1.5]
+    with pytest.raises(ValueError, match="fraction"):
+        training.lowest_fraction_mean(values, owner, 2, 0.0)
+    with pytest.raises(ValueError, match="at least one"):
+        training.lowest_fraction_mean(values, owner, 3, 0.5)
+
+
+def test_text_scores_pool_a_texts_windows():
+    from lorapriv_utils.mia import data
+
+    torch.manual_seed(0)
+    model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+    windows = data.text_windows([[5, 6, 7, 8], list(range(10, 30))], context=8)
+    scores = training.text_scores(model, windows, fraction=1.0)
+    assert scores["loss"] == pytest.approx(training.text_losses(model, windows))
+    loss, z, mask = training.token_terms(model, torch.as_tensor(windows.ids))
+    long_z = z[1:][mask[1:]]  # every token of the long text, over its three windows
+    assert scores["minkpp"][1] == pytest.approx(long_z.mean().item(), abs=1e-5)
+    lowest = training.text_scores(model, windows, fraction=0.1)["minkpp"][1]
+    assert lowest == pytest.approx(long_z.sort().values[:2].mean().item(), abs=1e-5)  # ceil(0.1 * 19) = 2
+
+
+def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
+    from lorapriv_utils.mia import data, finetune
+
+    torch.manual_seed(0)
+    seen = []
+    windows = data.text_windows([list(range(5, 20)), list(range(30, 40)), list(range(50, 70))] * 4, context=8)
+    for method in ("lora", "dpsgd", "rowscale"):
+        model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+        plain = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+        plain.load_state_dict(model.state_dict())
+        cfg = training.TrainConfig(epochs=3, lr=1e-2, batch_size=4, seed=0)
+
+        def hook(epoch, trained, steps, method=method):
+            assert not isinstance(trained, dict)
+            seen.append((method, epoch, steps))
+            training.text_losses(trained, windows)  # evaluation puts the model in eval mode
+
+        hooked, _ = finetune.fine_tune(model, method, windows, cfg, rank=2, epoch_hook=hook)
+        alone, _ = finetune.fine_tune(plain, method, windows, cfg, rank=2)
+        # scoring between epochs changes nothing about training
+        assert np.allclose(training.text_losses(hooked, windows), training.text_losses(alone, windows))
+    assert [(m, e) for m, e, _ in seen] == [(m, e) for m in ("lora", "dpsgd", "rowscale") for e in (1, 2, 3)]
+    assert [s for m, e, s in seen if m == "lora"] == [7, 14, 21]  # 28 windows in batches of 4

@@ -1,0 +1,132 @@
+"""Chapter a6_membership (paper A, section 6) on results that a tiny model writes: every table, figure input,
+verdict and quoted number, and the clear errors when results are missing or altered."""
+
+from dataclasses import replace
+
+import ddp_driver
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import registered
+
+from lorapriv_utils import ledger
+from lorapriv_utils.chapters import a6_membership as a6
+from lorapriv_utils.mia import frontier, grid, models, runner
+from lorapriv_utils.scale import SCALES, Hparams
+
+SCALE = replace(
+    ddp_driver.SCALE,
+    engine=replace(
+        ddp_driver.SCALE.engine,
+        dense=Hparams(epochs=1, lr_grid=(1e-3, 3e-3), batch_size=16),
+        lora=Hparams(epochs=1, lr_grid=(1e-2, 3e-2), batch_size=16),
+    ),
+)
+
+
+def test_labels_and_names():
+    assert a6.variant_name("lora", 8) == "lora-r8" and a6.variant_name("full", None) == "full"
+    assert a6.variant_name("dpsgd", 8, 1.0) == "dpsgd-r8-z1"
+    assert a6.label("dpsgd-r8-z0.5") == "DP-SGD (LoRA) r=8, σ=0.5" and a6.label("full") == "full fine-tuning"
+    # Table 1 as printed in paper A: 12 rows, AUC in percent, perplexity rising from full to LoRA r=8
+    table = a6.PAPER_TABLE1
+    assert len(table) == 12 and table["auc_pct"].between(50, 100).all()
+    for _, part in table.groupby("dataset"):
+        assert part["ppl"].is_monotonic_increasing and part["auc_pct"].is_monotonic_decreasing
+
+
+def test_table1_comparison_puts_the_papers_numbers_beside_ours():
+    summary = pd.DataFrame(
+        {
+            "dataset": ["ptb", "ptb"],
+            "variant": ["full", "lora-r8"],
+            "ppl": [100.0, 110.0],
+            "auc": [0.9, 0.6],
+            "tpr1": [0.3, np.nan],
+            "tpr001": [np.nan, np.nan],
+        }
+    )
+    out = a6.table1_comparison(summary, SCALE)
+    full = out[(out["paper dataset"] == "PTB") & (out["method"] == "full fine-tuning")].iloc[0]
+    assert full["PPL paper"] == 28.21 and full["PPL ours"] == 100.0 and full["AUC ours"] == 90.0
+    assert np.isnan(full["TPR@0.01% ours"])  # unresolvable stays n/a
+    pubmed = out[out["paper dataset"] == "PubMed"]
+    assert (pubmed["our data"] == "not run at this scale").all() and pubmed["AUC ours"].isna().all()
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("book")
+    (root / "ledger").mkdir()
+    (root / "ledger" / "claims.yml").write_text((ledger.ledger_dir() / "claims.yml").read_text())
+    patch = pytest.MonkeyPatch()
+    patch.setitem(SCALES, "cpu-small", SCALE)
+    patch.setenv(models.CACHE_ENV_VAR, str(root / "cache"))
+    patch.setenv(ledger.LEDGER_ENV_VAR, str(root / "ledger"))
+    out = root / "results" / "published"
+    work = runner.Runner(SCALE, out, progress=False, device="cpu")
+    datasets = ["synthetic-email"]
+    work.run(grid.plan(datasets, ["full", "adapter", "lora"], [8, 16], [0]))
+    variants = [grid.Variant("full"), grid.Variant("adapter")] + [grid.Variant("lora", r) for r in (8, 16)]
+    frontier.run_frontier(work, datasets, variants, [0], (1, 4))
+    yield root
+    patch.undo()
+
+
+@pytest.mark.slow
+def test_the_chapter_on_tiny_results(results):
+    records = a6.load_grid(SCALE)
+    frame = a6.grid_frame(records)
+    assert len(frame) == 4 and set(frame["variant"]) == {"full", "adapter", "lora-r8", "lora-r16"}
+    summary = a6.grid_summary(frame)
+    assert (summary["seeds"] == 1).all() and summary["auc"].between(0, 1).all()
+    attacks = a6.attack_table(summary)
+    assert list(attacks.columns[2:]) == ["eq. 24 (reference)", "loss", "zlib ratio", "Min-K%++"]
+
+    curves = a6.load_frontier(SCALE)
+    assert set(curves["synthetic-email"]) == {"full", "adapter", "lora-r8", "lora-r16"}
+    points = a6.points_frame(curves)
+    assert len(points) == 4 * (1 + 2 * 2)  # variants x (base + rates x checkpoints)
+    fronts = a6.front_frame(points)
+    assert len(fronts) <= len(points)
+    matched = a6.matched_frame(curves, SCALE)
+    assert set(matched["variant"]) == {"adapter", "lora-r8", "lora-r16"} and set(matched["level"]) == {0, 1, 2}
+    both = matched.dropna(subset=["diff"])
+    assert (both["diff_low"] <= both["diff"]).all() and (both["diff"] <= both["diff_high"]).all()
+    assert np.allclose(both["diff"], both["ours"] - both["baseline"], atol=2e-4)
+    ranks = a6.rank_frame(points, SCALE)
+    assert ranks["r"].tolist() == [8, 16] and (ranks["epoch"] == 4).all()
+    trends = a6.rank_trends(ranks)
+    rmatched = a6.rank_matched(curves, SCALE)
+    claims = a6.claims(summary, matched, ranks, trends, rmatched, SCALE)
+    assert {c.claim_id for c in claims} == registered(a6.KEY) - {"A-6.table1"}
+    assert all(c.verdict in ("holds", "fails", "qualified") for c in claims)
+    numbers = a6.key_numbers(summary, matched, trends)
+    assert numbers["a6_membership_email_full_auc"] == pytest.approx(summary.iloc[0]["auc"], abs=1e-3)
+
+    roc, signals = a6.roc_curves(records, "synthetic-email", 0, SCALE)
+    assert set(roc) == {"eq. 24 (reference)", "loss", "Min-K%++", "zlib ratio"}
+    fpr, tpr = roc["loss"]["full"]
+    assert fpr[0] == 0 and fpr[-1] == 1 and np.all(np.diff(tpr) >= 0)
+    m, n = signals["full"]
+    assert m.size == n.size == SCALE.engine.max_texts_per_part
+
+
+@pytest.mark.slow
+def test_missing_or_altered_results_are_clear_errors(results, tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="differ from the ones"):
+        a6.part_texts("synthetic-email", 0, SCALE, {"members": "0" * 64, "nonmembers": "0" * 64})
+    records = a6.load_grid(SCALE)
+    path = results / "results" / "published" / SCALE.name / "synthetic-email" / "full-s0.json"
+    scores = runner.read_scores(runner.scores_path(path))
+    scores["members_target"] = scores["members_target"] + 1  # a scores file edited after the run
+    monkeypatch.setattr(runner, "read_scores", lambda p: scores)
+    with pytest.raises(ValueError, match="does not match its record"):
+        a6.roc_curves(records, "synthetic-email", 0, SCALE)
+    with pytest.raises(FileNotFoundError, match="no grid result for ptb"):
+        a6.roc_curves(records, "ptb", 0, SCALE)
+    monkeypatch.setenv(ledger.LEDGER_ENV_VAR, str(tmp_path / "ledger"))  # a checkout without results
+    with pytest.raises(FileNotFoundError, match="lorapriv_utils run"):
+        a6.load_grid(SCALE)
+    with pytest.raises(FileNotFoundError, match="lorapriv_utils frontier"):
+        a6.load_frontier(SCALE)

@@ -1,0 +1,100 @@
+"""The privacy-utility frontier's runs on a tiny model: checkpoints, files, resume, and its command line."""
+
+import json
+
+import ddp_driver
+import numpy as np
+import pytest
+
+from lorapriv_utils.mia import cli, frontier, grid, models, runner
+from lorapriv_utils.scale import SCALES
+
+SCALE = ddp_driver.SCALE
+
+
+@pytest.fixture(autouse=True)
+def tiny_model(monkeypatch, tmp_path):
+    monkeypatch.setitem(SCALES, "cpu-small", SCALE)
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+
+
+def test_variants_and_their_parsing():
+    names = [v.name for v in grid.frontier_variants((1, 4), (0.5, 2.0), 4)]
+    assert names == ["full", "adapter", "lora-r1", "lora-r4", "flora-r4", "dpsgd-r4-z0.5", "dpsgd-r4-z2"]
+    chosen = grid.plan_variants(["lora", "rowscale"], [2], [1.0], 8)
+    assert [v.name for v in chosen] == ["lora-r2", "rowscale-r8"]
+    assert grid.parse_floats("--noise", "0.5, 1") == [0.5, 1.0]
+    for bad, match in (("x", "not a number"), ("-1", "positive"), ("inf", "positive"), ("", "empty")):
+        with pytest.raises(ValueError, match=match):
+            grid.parse_floats("--noise", bad)
+    with pytest.raises(ValueError, match="needs rank"):
+        grid.Variant("lora")
+    with pytest.raises(ValueError, match="noise multiplier"):
+        grid.Variant("dpsgd", 4)
+    with pytest.raises(ValueError, match="unknown method"):
+        grid.Variant("qlora", 4)
+
+
+@pytest.mark.slow
+def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypatch):
+    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
+    variant = grid.Variant("dpsgd", 2, 1.0)
+    record = frontier.run_point(work, "synthetic-email", variant, 1e-2, 0, (1, 2))
+    path = frontier.frontier_path(tmp_path, SCALE.name, "synthetic-email", "dpsgd-r2-z1-lr0.01", 0)
+    assert json.loads(path.read_text())["checksum"] == record["checksum"]
+    assert [c["epoch"] for c in record["checkpoints"]] == [1, 2]
+    first, second = record["checkpoints"]
+    assert second["steps"] > first["steps"] > 0 and second["epsilon"] > first["epsilon"] > 0  # privacy spent grows
+    scores = runner.read_scores(runner.scores_path(path))
+    texts = SCALE.engine.max_texts_per_part
+    for epoch in (1, 2):
+        for part in ("members", "nonmembers"):
+            for kind in ("target", "reference", "minkpp"):
+                assert scores[f"e{epoch}_{part}_{kind}"].shape == (texts,)
+    assert not np.array_equal(scores["e1_members_target"], scores["e2_members_target"])
+    base = frontier.run_base(work, "synthetic-email", 0)
+    assert base["checkpoints"][0]["epoch"] == 0 and base["checkpoints"][0]["validation_perplexity"] > 1
+    from lorapriv_utils.mia import matching
+
+    curves = matching.load_curves(path.parent)
+    assert list(curves) == ["dpsgd-r2-z1"]
+    points = curves["dpsgd-r2-z1"].points
+    assert [p.epoch for p in points] == [0, 1, 2] and points[2].epsilon == second["epsilon"]
+    assert matching.fast_auc(*points[0].signals["reference"]) == 0.5  # the base model is its own reference
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a finished point was recomputed")
+
+    monkeypatch.setattr(frontier.finetune, "fine_tune", boom)
+    again = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
+    assert frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (1, 2))["checksum"] == record["checksum"]
+    with pytest.raises(AssertionError, match="recomputed"):  # another checkpoint list is another point
+        frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (1, 3))
+    with pytest.raises(ValueError, match="--checkpoints"):
+        frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (2, 1))
+
+
+@pytest.mark.slow
+def test_the_frontier_command(tmp_path, capsys):
+    argv = ["frontier", "--datasets", "synthetic-email", "--methods", "lora", "--ranks", "2"]
+    argv += ["--checkpoints", "1", "--lr", "0.01", "--out", str(tmp_path), "--no-progress", "--threads", "1"]
+    assert cli.main(argv) == 0
+    assert "2 frontier records" in capsys.readouterr().out  # the base model and one point
+    folder = tmp_path / SCALE.name / "frontier" / "synthetic-email"
+    assert sorted(p.name for p in folder.glob("*.json")) == ["base-s0.json", "lora-r2-lr0.01-s0.json"]
+
+
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--epochs", "3"], "--epochs: the frontier trains"),
+        (["--checkpoints", "4,2"], "--checkpoints: give increasing"),
+        (["--noise", "0"], "--noise"),
+        (["--dp-rank", "0"], "--dp-rank"),
+        (["--ranks", "99"], "exceed"),
+    ],
+)
+def test_frontier_arguments_are_checked_first(extra, match, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["frontier", *extra])
+    assert match in capsys.readouterr().err

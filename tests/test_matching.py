@@ -1,0 +1,88 @@
+"""Methods at matched utility: fronts, interpolation and the paired bootstrap, on curves whose answer is known."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from lorapriv_utils.mia import matching
+from lorapriv_utils.mia import metrics as mm
+
+
+def _point(name, ppl, shift, rng, n=400):
+    """A checkpoint whose members' signals sit ``shift`` below the non-members' (AUC = Phi(shift / sqrt 2))."""
+    members, nonmembers = rng.normal(-shift, 1, n), rng.normal(0, 1, n)
+    return matching.Point(name, 1e-3, 1, ppl, {a: (members, nonmembers) for a in matching.ATTACKS})
+
+
+def _curve(name, pairs, rng):
+    return matching.Curve(name, "lora", 8, None, [_point(name, ppl, shift, rng) for ppl, shift in pairs])
+
+
+def test_fast_metrics_match_the_reference_implementations():
+    rng = np.random.default_rng(0)
+    m, n = np.round(rng.normal(-0.5, 1, 301), 1), np.round(rng.normal(0, 1, 200), 1)  # many ties
+    assert matching.fast_auc(m, n) == pytest.approx(mm.roc_auc(m, n), abs=1e-12)
+    for alpha in (0.01, 0.1, 0.5):
+        assert matching.fast_tpr(m, n, alpha) == mm.tpr_at_fpr(m, n, alpha).tpr
+    with pytest.raises(ValueError, match="unknown metric"):
+        matching.metric_value("auroc", m, n)
+
+
+def test_the_front_keeps_only_undominated_points_and_interpolates_in_log_perplexity():
+    ppl = np.array([10.0, 20.0, 15.0, 40.0, 12.0, 30.0])
+    auc = np.array([0.90, 0.70, 0.80, 0.50, 0.95, 0.75])
+    assert matching.front(ppl, auc).tolist() == [0, 2, 1, 3]  # 12 and 30 are dominated
+    got = matching.value_at(ppl, auc, np.array([10.0, np.sqrt(20 * 40), 9.0, 50.0]))
+    assert got[0] == pytest.approx(0.90) and got[1] == pytest.approx(0.60)  # halfway in log between 20 and 40
+    assert np.isnan(got[2]) and np.isnan(got[3])  # better utility than reached, or worse than any point
+    # past the most private front point, that point's value holds (up to the worst perplexity of any point)
+    ppl, auc = np.array([10.0, 20.0, 45.0]), np.array([0.9, 0.5, 0.6])
+    assert matching.value_at(ppl, auc, np.array([30.0, 45.0])).tolist() == [0.5, 0.5]
+
+
+def test_two_variants_on_one_tradeoff_are_equal_at_matched_perplexity():
+    rng = np.random.default_rng(1)
+    # one trade-off, shift = 3 * log(50 / ppl); "lora" only reaches the less-fitted half of it
+    full = _curve("full", [(p, 3 * np.log(50 / p)) for p in (20, 25, 30, 40, 50)], rng)
+    lora = _curve("lora", [(p, 3 * np.log(50 / p)) for p in (30, 35, 40, 45, 50)], rng)
+    at_its_best = matching.best_point(lora).perplexity
+    assert at_its_best == 30
+    out = matching.matched({"full": full, "lora": lora}, np.array([25.0, 30.0, 40.0]), baseline="full", resamples=100)
+    diff = out["lora - full"]
+    assert np.isnan(diff.value[0])  # lora does not reach 25
+    truth = stats.norm.cdf(3 * np.log(50 / 30) / np.sqrt(2))
+    assert out["full"].low[1] <= truth <= out["full"].high[1]
+    assert all(diff.low[i] <= 0 <= diff.high[i] for i in (1, 2))  # no advantage at matched perplexity
+    # yet at its best point lora's AUC is far below full fine-tuning's best: the one-point comparison misleads
+    assert (
+        out["lora"].value[1]
+        < matching.value_at(
+            np.array([p.perplexity for p in full.points]),
+            np.array([matching.fast_auc(*p.signals["reference"]) for p in full.points]),
+            np.array([20.0]),
+        )[0]
+        - 0.1
+    )
+
+
+def test_a_variant_that_is_more_private_at_every_utility_is_found():
+    rng = np.random.default_rng(2)
+    full = _curve("full", [(p, 3 * np.log(50 / p)) for p in (20, 30, 40, 50)], rng)
+    dp = _curve("dp", [(p, 1 * np.log(50 / p)) for p in (20, 30, 40, 50)], rng)
+    out = matching.matched({"full": full, "dp": dp}, np.array([25.0, 35.0]), baseline="full", resamples=100)
+    assert np.all(out["dp - full"].high < 0)
+    tpr = matching.matched({"full": full, "dp": dp}, np.array([25.0]), metric="tpr@0.01", resamples=50)
+    assert tpr["dp"].value[0] < tpr["full"].value[0]
+
+
+def test_bad_requests():
+    rng = np.random.default_rng(3)
+    curves = {"full": _curve("full", [(20, 1), (50, 0)], rng)}
+    with pytest.raises(ValueError, match="unknown attack"):
+        matching.matched(curves, np.array([30.0]), attack="lira")
+    with pytest.raises(ValueError, match="baseline"):
+        matching.matched(curves, np.array([30.0]), baseline="lora")
+    with pytest.raises(ValueError, match="resamples"):
+        matching.matched(curves, np.array([30.0]), resamples=3)
+    with pytest.raises(FileNotFoundError, match="lorapriv_utils frontier"):
+        matching.load_curves("/nonexistent/frontier/ptb")
