@@ -613,11 +613,73 @@ def cell_signals(record: dict, scores: dict[str, np.ndarray], texts: dict[str, l
     return out
 
 
+LIRA_COMMAND = "python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --out results/published"
+
+
+def lira_references(scale: Scale, dataset: str, variant: str, seed: int) -> np.ndarray | None:
+    """Offline LiRA's per-text reference losses of a cell ((k, texts) for members and non-members),
+    verified against their record; None where they were not computed."""
+    from ..mia.lira import lira_path
+    from ..mia.report import read_record
+    from ..mia.runner import read_scores, scores_digest, scores_path
+
+    path = lira_path(results_dir(scale).parent, scale.name, dataset, variant, seed)
+    if not path.is_file():
+        return None
+    record = read_record(path)
+    scores = read_scores(scores_path(path))
+    if scores_digest(scores) != record["scores_sha256"]:
+        raise ValueError(f"{scores_path(path)} does not match its record; regenerate it with: {LIRA_COMMAND}")
+    return scores
+
+
+def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame:
+    """Offline LiRA against eq. 24 on the same cells (seed ``seed``): AUC with bootstrap intervals, TPR at 1%."""
+    from ..mia import metrics
+    from ..mia.grid import Cell
+    from ..mia.lira import lira_signal
+    from ..mia.runner import read_scores, result_path, scores_path
+
+    rows = []
+    for record in records:
+        cell = Cell(**record["manifest"]["cell"])
+        name = variant_name(cell.method, cell.rank)
+        refs = lira_references(scale, cell.dataset, name, seed) if cell.seed == seed else None
+        if refs is None:
+            continue
+        scores = read_scores(scores_path(result_path(results_dir(scale).parent, scale, cell)))
+        m = lira_signal(scores["members_target"], refs["members"])
+        n = lira_signal(scores["nonmembers_target"], refs["nonmembers"])
+        ci = metrics.bootstrap(
+            metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples
+        )
+        rows.append(
+            {
+                "dataset": cell.dataset,
+                "variant": name,
+                "references": refs["members"].shape[0],
+                "lira_auc": ci.value,
+                "lira_low": ci.low,
+                "lira_high": ci.high,
+                "lira_tpr1": metrics.tpr_at_fpr(m, n, 0.01).tpr,
+                "eq24_auc": record["metrics"]["reference_attack"]["auc"]["value"],
+            }
+        )
+    if not rows:
+        raise FileNotFoundError(f"no LiRA references under {results_dir(scale)}; compute them with: {LIRA_COMMAND}")
+    frame = pd.DataFrame(rows)
+    frame["order"] = frame["variant"].map(lambda v: ORDER.index(v.split("-")[0]))
+    return rounded_frame(
+        frame.sort_values(["dataset", "order", "variant"]).drop(columns="order").reset_index(drop=True), 4
+    )
+
+
 def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tuple[dict, dict]:
     """ROC curves (per attack, per method) and the eq. 24 signals of one dataset and seed of the grid."""
     from sklearn.metrics import roc_curve
 
     from ..mia.grid import Cell
+    from ..mia.lira import lira_signal
     from ..mia.runner import read_scores, result_path, scores_digest, scores_path
 
     chosen = [
@@ -635,7 +697,13 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
         if scores_digest(scores) != record["scores_sha256"]:
             raise ValueError(f"{scores_path(path)} does not match its record; regenerate it with: {GRID_COMMAND}")
         name = variant_name(cell.method, cell.rank)
-        for attack, (m, n) in cell_signals(record, scores, texts).items():
+        attacks = cell_signals(record, scores, texts)
+        refs = lira_references(scale, dataset, name, seed)
+        if refs is not None:
+            attacks["offline LiRA"] = tuple(
+                lira_signal(scores[f"{part}_target"], refs[part]) for part in ("members", "nonmembers")
+            )
+        for attack, (m, n) in attacks.items():
             truth = np.r_[np.ones(m.size), np.zeros(n.size)]
             fpr, tpr, _ = roc_curve(truth, -np.r_[m, n])
             curves.setdefault(attack, {})[name] = (fpr, tpr)

@@ -3,7 +3,8 @@
 ``python -m lorapriv_utils run --scale cpu-small --methods all`` runs a grid (resumable);
 ``python -m lorapriv_utils table RESULTS_DIR [--csv]`` prints the summary table of its results;
 ``python -m lorapriv_utils audit --methods lora,rowscale,dpsgd --ranks 8`` audits methods with canaries;
-``python -m lorapriv_utils frontier`` runs the privacy-utility frontier (resumable).
+``python -m lorapriv_utils frontier`` runs the privacy-utility frontier (resumable);
+``python -m lorapriv_utils lira`` trains offline LiRA's reference models for finished cells.
 Arguments are checked before torch is imported, so a mistake is reported in well under a second,
 with the option it concerns.
 """
@@ -101,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
     frontier.add_argument(
         "--dp-rank", type=int, default=grid.FRONTIER_DP_RANK, help="rank of FLoRA and DP-SGD (default %(default)s)"
     )
+    lira = sub.add_parser(
+        "lira", help="offline LiRA's reference models for finished grid cells (multi-reference attack)"
+    )
+    _grid_arguments(lira)
+    lira.add_argument(
+        "--references", type=int, default=4, help="reference models, each on half the auxiliary part (default 4)"
+    )
     table = sub.add_parser("table", help="print the summary table of a results folder")
     table.add_argument("results", type=Path, help="a results folder (the --out of run) or one scale's subfolder")
     table.add_argument("--csv", action="store_true", help="print CSV instead of an aligned table")
@@ -183,6 +191,39 @@ def run_frontier(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     return 0
 
 
+def run_lira(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        if args.references < 2:
+            raise ValueError(f"--references: offline LiRA needs at least 2, got {args.references}")
+        scale, cells = check_run_arguments(args)
+    except (ValueError, FileNotFoundError, ConnectionError) as err:
+        parser.error(str(err))
+    import transformers
+
+    from . import lira, runner
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    try:
+        runner.set_threads(args.threads)
+        work = runner.Runner(
+            scale,
+            args.out,
+            runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer),
+            data_dir=args.data_dir,
+            hub=args.hub,
+            device=args.device,
+            progress=not args.no_progress,
+            reference=args.reference,
+        )
+        for cell in cells:
+            lira.run_cell_references(work, cell, args.references)
+    except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
+        parser.error(str(err))
+    print(f"{len(cells)} cells' LiRA references; results in {args.out / scale.name / 'lira'}")
+    return 0
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         scale, cells = check_run_arguments(args)
@@ -247,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "frontier":
         return run_frontier(args, parser)
+    if args.command == "lira":
+        return run_lira(args, parser)
     return run(args, parser)
 
 

@@ -1,0 +1,138 @@
+"""A multi-reference attack: offline LiRA (Carlini et al. 2022) against a grid cell's target model.
+
+Eq. 24 calibrates each text's loss with one reference model.  Offline LiRA uses several: ``k``
+reference models of the cell's own method and learning rate, each trained on a random half of
+the auxiliary part (so none has seen a member or a non-member), give for every text a mean and a
+spread of its loss when it is *out*.  A member's target loss sits below its out-distribution; the
+signal is the one-sided z-score (target loss - mean) / spread, with the spread pooled over texts
+when ``k`` is small (LiRA's "global variance").
+
+:func:`run_references` trains the references of one finished cell (its learning rate is read from
+the cell's record, so no sweep is rerun) and writes their per-text losses atomically, with a
+manifest, to ``<out>/<scale>/lira/<dataset>/<variant>-s<seed>.json`` and ``.scores.npz``;
+:func:`lira_signal` (no torch) turns them into the attack's signal.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from ..files import atomic_write_bytes, atomic_write_text
+from ..provenance import git_commit, git_dirty, package_versions, runtime, source_digest
+from .report import SCHEMA, record_checksum
+
+
+def lira_signal(target: np.ndarray, references: np.ndarray, pooled: bool = True) -> np.ndarray:
+    """Offline LiRA's signal per text: (target loss - mean reference loss) / spread (lower: member).
+
+    ``references`` is (k, texts).  ``pooled`` uses one spread for every text, the root mean of the
+    per-text variances (LiRA's global variance, for few references); otherwise each text's own."""
+    target = np.asarray(target, dtype=np.float64)
+    refs = np.asarray(references, dtype=np.float64)
+    if refs.ndim != 2 or refs.shape[1] != target.size:
+        raise ValueError(f"references must be (k, {target.size}), got {refs.shape}")
+    if refs.shape[0] < 2:
+        raise ValueError(f"offline LiRA needs at least 2 reference models, got {refs.shape[0]}")
+    if not (np.all(np.isfinite(refs)) and np.all(np.isfinite(target))):
+        raise ValueError("losses must be finite")
+    variance = refs.var(axis=0, ddof=1)
+    spread = np.sqrt(variance.mean()) if pooled else np.sqrt(np.maximum(variance, 1e-12))
+    return (target - refs.mean(axis=0)) / spread
+
+
+def lira_path(out: Path, scale_name: str, dataset: str, variant: str, seed: int) -> Path:
+    return Path(out) / scale_name / "lira" / dataset / f"{variant}-s{seed}.json"
+
+
+def halves(n_texts: int, k: int, seed: int) -> list[np.ndarray]:
+    """``k`` random halves of the auxiliary texts (indices, sorted), one per reference model."""
+    if k < 2:
+        raise ValueError(f"--references: offline LiRA needs at least 2 reference models, got {k}")
+    rng = np.random.default_rng([seed, 31])
+    return [np.sort(rng.choice(n_texts, n_texts // 2, replace=False)) for _ in range(k)]
+
+
+def run_cell_references(work, cell, k: int) -> dict:
+    """:func:`run_references` at the learning rate the finished grid cell chose (its record must exist)."""
+    from .runner import load_result, result_path
+
+    record = load_result(result_path(work.out, work.scale, cell), work.key(cell))
+    if record is None:
+        raise FileNotFoundError(
+            f"no current result for {cell.name} under {work.out}: run the grid first "
+            "(python -m lorapriv_utils run with the same options)"
+        )
+    return run_references(work, cell, record["metrics"]["lr_selection"]["chosen"], k)
+
+
+def run_references(work, cell, lr: float, k: int) -> dict:
+    """Train ``k`` reference models of ``cell``'s method at rate ``lr`` on random halves of the auxiliary
+    part and score every member and non-member text; an intact, current record is reused."""
+    from . import finetune
+    from .data import TextWindows
+    from .runner import load_result, scores_digest, scores_path
+    from .training import text_losses
+
+    variant = cell.method if cell.rank is None else f"{cell.method}-r{cell.rank}"
+    path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)
+    own = {"lr": lr, "k": k, "code": source_digest(("mia/lira.py",))}  # its own code, beside the engine's
+    key = {**work.key(cell), "lira": record_checksum(own)[:16]}
+    done = load_result(path, key)
+    if done is not None:
+        return done
+    start = time.perf_counter()
+    prepared = work.dataset(cell.dataset, cell.seed)
+    aux = prepared.auxiliary
+    cfg = work.train_config(cell.method, cell.seed, lr)
+    scores = {"members": [], "nonmembers": []}
+    for i, chosen in enumerate(halves(aux.n_texts, k, cell.seed)):
+        keep = np.isin(aux.owner, chosen)
+        local = np.searchsorted(chosen, aux.owner[keep])  # texts renumbered 0..len(chosen)-1
+        windows = TextWindows(aux.ids[keep], local, len(chosen))
+        model, _ = finetune.fine_tune(
+            copy.deepcopy(work.base()[0]),
+            cell.method,
+            windows,
+            replace(cfg, seed=cfg.seed + 100 * (i + 1)),
+            rank=cell.rank,
+            dp=work.engine.dp,
+            rowscale=work.engine.rowscale,
+            progress=work.progress,
+            desc=f"lira {cell.name} reference {i + 1}/{k}",
+            device=work.device,
+        )
+        for part, texts in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
+            scores[part].append(text_losses(model, texts, device=work.device))
+    arrays = {part: np.asarray(values, dtype=np.float32) for part, values in scores.items()}
+    record = {
+        "schema": SCHEMA,
+        "kind": "lira-references",
+        "cell": asdict(cell),
+        "lr": lr,
+        "references": k,
+        "scores_sha256": scores_digest(arrays),
+        "manifest": {
+            "key": key,
+            "train_config": asdict(cfg),
+            "split_hashes": prepared.split_hashes,
+            "versions": package_versions(),
+            "runtime": runtime(),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+            "device": str(work.device),
+            "wall_seconds": time.perf_counter() - start,
+        },
+    }
+    record["checksum"] = record_checksum(record)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    atomic_write_bytes(scores_path(path), buffer.getvalue())
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
+    return record
