@@ -71,6 +71,7 @@ results-a6: $(STAMP)
 	$(BIN)/python -m lorapriv_utils run --methods flora,dpsgd,rowscale --ranks 8 --seeds 0,1,2 --out results/published
 	$(BIN)/python -m lorapriv_utils frontier --out results/published
 	for lr in 1e-4 3e-5; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --lr $$lr --out results/published; done
+	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
 
 notebook: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make notebook NB=a3_noise" >&2; exit 2; }

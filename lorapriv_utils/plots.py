@@ -299,8 +299,10 @@ def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str
 def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels: dict[str, str]):
     """ROC curves on log-log axes, one panel per attack, one line per method (with the chance diagonal)."""
     style()
-    fig, axes = plt.subplots(1, len(curves), figsize=(3.3 * len(curves), 3.4), squeeze=False, sharey=True)
-    for ax, (attack, by_variant) in zip(axes[0], curves.items(), strict=True):
+    cols = min(3, len(curves))
+    rows = math.ceil(len(curves) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows), squeeze=False, sharey=True)
+    for ax, (attack, by_variant) in zip(axes.flat, curves.items(), strict=False):
         floor = 1.0
         for name, (fpr, tpr) in by_variant.items():
             ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), lw=1.3, label=labels[name])
@@ -311,8 +313,11 @@ def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels
         ax.set(
             xscale="log", yscale="log", xlim=(1e-3, 1), ylim=(1e-3, 1.05), xlabel="false-positive rate", title=attack
         )
-    axes[0, 0].set_ylabel("true-positive rate")
-    handles, names = axes[0, -1].get_legend_handles_labels()
+    for ax in axes.flat[len(curves) :]:
+        ax.axis("off")
+    for row in axes:
+        row[0].set_ylabel("true-positive rate")
+    handles, names = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
     fig.tight_layout()
     return fig

@@ -86,6 +86,15 @@ display_table(
 # %%
 display_table(a6.attack_table(summary))
 
+# %% [markdown]
+# Offline LiRA {cite:p}`carlini2022membership` replaces eq. 24's single reference by four,
+# each of the cell's own method and learning rate trained on a random half of the auxiliary
+# part, and scores a text by how far its target loss falls below the spread of its reference
+# losses (seed 0; `eq24_auc` is eq. 24 on the same cell).
+
+# %%
+display_table(a6.lira_table(records, scale))
+
 # %% mystnb={"figure": {"caption": "ROC curves of the four attacks on log-log axes (Penn Treebank, seed 0), one line per method. The dotted diagonal is chance; the dashed line marks the smallest false-positive rate our 800 non-members resolve.", "name": "fig-a6-roc"}, "image": {"alt": "Four log-log panels of true-positive against false-positive rate; in each, full fine-tuning's curve lies highest and the DP-SGD and LoRA curves lie near the diagonal."}}
 roc, signals = a6.roc_curves(records, "ptb", 0, scale)
 labels = {name: a6.label(name) for name in signals}

@@ -11,7 +11,7 @@ from conftest import registered
 
 from lorapriv_utils import ledger
 from lorapriv_utils.chapters import a6_membership as a6
-from lorapriv_utils.mia import frontier, grid, models, runner
+from lorapriv_utils.mia import frontier, grid, lira, models, runner
 from lorapriv_utils.scale import SCALES, Hparams
 
 SCALE = replace(
@@ -69,6 +69,7 @@ def results(tmp_path_factory):
     work.run(grid.plan(datasets, ["full", "adapter", "lora"], [8, 16], [0]))
     variants = [grid.Variant("full"), grid.Variant("adapter")] + [grid.Variant("lora", r) for r in (8, 16)]
     frontier.run_frontier(work, datasets, variants, [0], (1, 4))
+    lira.run_cell_references(work, grid.Cell("synthetic-email", "lora", 8, 0), 2)
     yield root
     patch.undo()
 
@@ -105,7 +106,11 @@ def test_the_chapter_on_tiny_results(results):
     assert numbers["a6_membership_email_full_auc"] == pytest.approx(summary.iloc[0]["auc"], abs=1e-3)
 
     roc, signals = a6.roc_curves(records, "synthetic-email", 0, SCALE)
-    assert set(roc) == {"eq. 24 (reference)", "loss", "Min-K%++", "zlib ratio"}
+    assert set(roc) == {"eq. 24 (reference)", "loss", "Min-K%++", "zlib ratio", "offline LiRA"}
+    assert set(roc["offline LiRA"]) == {"lora-r8"}  # only where references were trained
+    liras = a6.lira_table(records, SCALE)
+    assert liras["variant"].tolist() == ["lora-r8"] and liras["references"].tolist() == [2]
+    assert liras["lira_low"].iloc[0] <= liras["lira_auc"].iloc[0] <= liras["lira_high"].iloc[0]
     fpr, tpr = roc["loss"]["full"]
     assert fpr[0] == 0 and fpr[-1] == 1 and np.all(np.diff(tpr) >= 0)
     m, n = signals["full"]
@@ -130,3 +135,33 @@ def test_missing_or_altered_results_are_clear_errors(results, tmp_path, monkeypa
         a6.load_grid(SCALE)
     with pytest.raises(FileNotFoundError, match="lorapriv_utils frontier"):
         a6.load_frontier(SCALE)
+
+
+def test_the_chapters_figures_draw_from_small_inputs():
+    import matplotlib.pyplot as plt
+
+    from lorapriv_utils import plots
+
+    points = pd.DataFrame(
+        {
+            "dataset": ["ptb"] * 5,
+            "variant": ["full", "full", "lora-r8", "lora-r8", "full"],
+            "epoch": [1, 2, 1, 2, 0],
+            "ppl": [100.0, 95.0, 104.0, 103.0, 106.0],
+            "auc": [0.7, 0.9, 0.55, 0.6, 0.5],
+        }
+    )
+    fronts = a6.front_frame(points.assign(lr=1e-3, tpr1=0.0, epsilon=np.nan))
+    labels = {"full": "full", "lora-r8": "LoRA"}
+    figs = [plots.frontier_plot(points, fronts, ["full", "lora-r8"], labels)]
+    curve = (np.array([0.0, 0.01, 1.0]), np.array([0.0, 0.2, 1.0]))
+    figs.append(plots.roc_plot({a: {"full": curve} for a in ("a", "b", "c", "d")}, labels))
+    rng = np.random.default_rng(0)
+    figs.append(plots.score_distributions_plot({"full": (rng.normal(size=9), rng.normal(size=9))}, labels))
+    ranks = pd.DataFrame(
+        {"dataset": ["ptb"] * 3, "r": [1, 8, 64], "auc": [0.5, 0.6, 0.7], "ppl": [106.0, 105.0, 104.0]}
+    )
+    figs.append(plots.rank_plot(ranks))
+    assert len(figs[1].axes) == 6 and sum(ax.axison for ax in figs[1].axes) == 4  # two rows, spare panels off
+    for fig in figs:
+        plt.close(fig)
