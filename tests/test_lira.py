@@ -12,10 +12,14 @@ SCALE = ddp_driver.SCALE
 
 def test_the_signal_is_a_z_score_against_the_references():
     refs = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 5.0]])  # per text: means 2, 2, 4; variances 2, 0, 2
-    target = np.array([2.0, 1.0, 4.0])
-    assert lira.lira_signal(target, refs).tolist() == pytest.approx([0.0, -1 / np.sqrt(4 / 3), 0.0])
-    own = lira.lira_signal(np.array([0.0, 2.0, 2.0]), refs, pooled=False)
-    assert own[0] == pytest.approx(-2 / np.sqrt(2)) and own[2] == pytest.approx(-2 / np.sqrt(2))
+    target = np.array([2.0, 1.0, 2.0])
+    own = lira.lira_signal(target, refs)
+    assert own[0] == 0 and own[2] == pytest.approx(-2 / np.sqrt(2)) and own[1] < -1e5  # no spread: extreme
+    assert lira.lira_signal(target, refs, spread=2.0).tolist() == [0.0, -0.5, -1.0]
+    # one spread for members and non-members: sqrt of the mean variance over all four texts
+    m, n = lira.lira_signals(target[:2], np.array([4.0]), refs[:, :2], np.array([[4.0], [6.0]]))
+    spread = np.sqrt((2 + 0 + 2) / 3)
+    assert m.tolist() == pytest.approx([0.0, -1 / spread]) and n.tolist() == pytest.approx([-1 / spread])
     with pytest.raises(ValueError, match="at least 2"):
         lira.lira_signal(target, refs[:1])
     with pytest.raises(ValueError, match="must be"):
@@ -32,7 +36,7 @@ def test_lira_beats_a_single_reference_when_texts_differ_in_spread():
     refs = mean + spread * rng.standard_normal((k, n))
     target = mean + spread * rng.standard_normal(n) - member * 0.6 * spread
     single = metrics.roc_auc((target - refs[0])[member], (target - refs[0])[~member])
-    z = lira.lira_signal(target, refs, pooled=False)
+    z = lira.lira_signal(target, refs)  # each text its own spread
     assert metrics.roc_auc(z[member], z[~member]) > single + 0.05
 
 

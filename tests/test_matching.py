@@ -86,3 +86,29 @@ def test_bad_requests():
         matching.matched(curves, np.array([30.0]), resamples=3)
     with pytest.raises(FileNotFoundError, match="lorapriv_utils frontier"):
         matching.load_curves("/nonexistent/frontier/ptb")
+
+
+def test_the_base_model_never_ends_an_interpolated_segment():
+    ppl = np.array([106.0, 105.3, 105.9, 102.7])  # the base model first, then checkpoints
+    auc = np.array([0.5, 0.83, 0.55, 0.93])
+    base = np.array([True, False, False, False])
+    got = matching.value_at(ppl, auc, np.array([105.6, 105.95, 106.0, 105.9, 104.0]), unbracketing=base)
+    assert got[0] == pytest.approx(0.83 + (0.55 - 0.83) * np.log(105.6 / 105.3) / np.log(105.9 / 105.3))
+    assert np.isnan(got[1])  # between the last checkpoint and the base: not measured
+    assert got[2] == 0.5 and got[3] == pytest.approx(0.55)  # the base itself, and a checkpoint itself
+    assert np.isfinite(got[4])
+
+
+def test_cross_fitting_removes_the_winners_curse_of_the_front():
+    truth = stats.norm.cdf(0.74 / np.sqrt(2))  # about 0.70 at every one of 30 checkpoints
+    target = np.array([49.0])
+    naive, fitted = [], []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        many = _curve("many", [(20.0 + k, 0.74) for k in range(30)], rng)
+        values = np.array([matching.fast_auc(*p.signals["reference"]) for p in many.points])
+        ppl = np.array([p.perplexity for p in many.points])
+        naive.append(matching.value_at(ppl, values, target)[0])  # the minimum of 30 noisy AUCs
+        fitted.append(matching.matched({"many": many}, target, resamples=10, seed=seed)["many"].value[0])
+    assert np.mean(naive) < truth - 0.03  # chosen and read on the same texts: biased low
+    assert abs(np.mean(fitted) - truth) < 0.015  # chosen on one half, read on the other

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..ledger import Claim, check_bound
+from ..ledger import Check, Claim, check_bound
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -239,15 +239,23 @@ def front_frame(points: pd.DataFrame) -> pd.DataFrame:
 COMPARED = ("adapter", "lora-r8", "lora-r16", "flora-r8", "dpsgd-r8-z1")
 
 
-def matched_frame(curves: dict, scale: Scale, attack: str = "reference", metric: str = "auc", baseline: str = "full"):
-    """Each compared variant against the baseline at three perplexities both reach: the better of the two
-    best perplexities (``level 0``), and one and two thirds of the way (in log) from there to the base model's."""
+def matched_frame(
+    curves: dict,
+    scale: Scale,
+    attack: str = "reference",
+    metric: str = "auc",
+    baseline: str = "full",
+    compared: tuple[str, ...] = COMPARED,
+) -> pd.DataFrame:
+    """Each compared variant against the baseline at three perplexities: the worse of the two best
+    perplexities (``level 0``, the best utility both reach), and one and two thirds of the way (in log)
+    from there to the base model's.  NaN where a variant's checkpoints do not bracket a target."""
     from ..mia import matching
 
     rows = []
     for dataset, by_variant in curves.items():
         base_ppl = by_variant[baseline].points[0].perplexity  # epoch 0: the base model
-        for name in COMPARED:
+        for name in compared:
             if name not in by_variant:
                 continue
             start = max(
@@ -276,6 +284,11 @@ def matched_frame(curves: dict, scale: Scale, attack: str = "reference", metric:
                     }
                 )
     return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def base_perplexity(curves: dict) -> dict[str, float]:
+    """Each dataset's base-model validation perplexity (every curve's epoch-0 point)."""
+    return {d: next(iter(by_variant.values())).points[0].perplexity for d, by_variant in curves.items()}
 
 
 RANK_LR_INDEX, RANK_EPOCH = 1, 4  # the fixed budget of the rank sweep: the middle rate of LoRA's grid, 4 epochs
@@ -335,201 +348,221 @@ def _mean(summary: pd.DataFrame, dataset: str, variant: str, column: str) -> flo
     return float(row[column].iloc[0]) if len(row) else math.nan
 
 
-def claims(
-    summary: pd.DataFrame, matched: pd.DataFrame, ranks: pd.DataFrame, trends: pd.DataFrame, rmatched, scale: Scale
-) -> list[Claim]:
-    """Ledger entries for section 6: adapter, LoRA, rank and attribution claims (Table 1's own numbers are
-    registered as not testable here: no GPT-2 117M weights, no hub data)."""
-    datasets = list(dict.fromkeys(summary["dataset"]))
-    level0 = matched[matched["level"] == 0]
+def _bound(name: str, value: float, bound: float, direction: str = "<=", role: str = "core") -> Check | None:
+    """A check, or None where the value is not measured (NaN: a missing cell, an unbracketed target)."""
+    if not (math.isfinite(value) and math.isfinite(bound)):
+        return None
+    return check_bound(name, value, bound, direction=direction, role=role)
 
-    def at(name: str, dataset: str) -> pd.Series:
-        return level0[(level0["variant"] == name) & (level0["dataset"] == dataset)].iloc[0]
+
+def _row(matched: pd.DataFrame, variant: str, dataset: str) -> pd.Series | None:
+    rows = matched[(matched["variant"] == variant) & (matched["dataset"] == dataset) & (matched["level"] == 0)]
+    return rows.iloc[0] if len(rows) else None
+
+
+def _matched_text(row: pd.Series | None) -> str:
+    return "not measured (unbracketed)" if row is None or not math.isfinite(row["diff"]) else _ci(row)
+
+
+MARGIN = 0.02  # an AUC advantage smaller than this is no advantage
+
+
+def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
+    rows = table[table["dataset"] == dataset]
+    return rows.iloc[0] if len(rows) else None
+
+
+def claims(
+    summary: pd.DataFrame,
+    matched: dict[str, pd.DataFrame],
+    trends: pd.DataFrame,
+    rmatched: pd.DataFrame,
+    base_ppl: dict[str, float],
+    scale: Scale,
+) -> list[Claim]:
+    """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``matched`` holds
+    :func:`matched_frame` against full fine-tuning (key ``"full"``) and against adapter fine-tuning
+    (``"adapter"``).  Table 1's own numbers are registered as not testable here (no GPT-2 117M weights,
+    no hub data).  A check whose value is not measured is left out, never counted as failed."""
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    vs_full, vs_adapter = matched["full"], matched["adapter"]
+
+    def mean(d: str, v: str, column: str) -> float:
+        return _mean(summary, d, v, column)
+
+    def diff_high(table: pd.DataFrame, v: str, d: str) -> float:
+        row = _row(table, v, d)
+        return math.nan if row is None else float(row["diff_high"])
 
     out = []
     checks = []
     for d in datasets:
-        checks.append(
-            check_bound(
-                f"{d}: PPL adapter >= PPL full (loses utility)",
-                _mean(summary, d, "adapter", "ppl"),
-                _mean(summary, d, "full", "ppl"),
-                direction=">=",
-            )
-        )
-        checks.append(
-            check_bound(
-                f"{d}: AUC adapter <= AUC full (gains robustness)",
-                _mean(summary, d, "adapter", "auc"),
-                _mean(summary, d, "full", "auc"),
-            )
-        )
-        row = at("adapter", d)
-        checks.append(
-            check_bound(
-                f"{d}: at matched PPL {row['ppl']:.4g}, upper 95% bound of AUC adapter - full below 0",
-                row["diff_high"],
+        checks += [
+            _bound(
+                f"{d}: PPL adapter >= PPL full (loses utility)", mean(d, "adapter", "ppl"), mean(d, "full", "ppl"), ">="
+            ),
+            _bound(
+                f"{d}: AUC adapter <= AUC full (gains robustness)", mean(d, "adapter", "auc"), mean(d, "full", "auc")
+            ),
+            _bound(
+                f"{d}: at matched PPL, upper 95% bound of AUC adapter - full below 0",
+                diff_high(vs_full, "adapter", d),
                 0.0,
-                direction="<=",
                 role="caveat",
-            )
-        )
+            ),
+        ]
     out.append(
         Claim(
             claim_id="A-6.adapter",
             scale=scale.name,
-            checks=checks,
+            checks=[c for c in checks if c is not None],
             summary="; ".join(
-                f"{d}: PPL {_mean(summary, d, 'adapter', 'ppl'):.4g} vs {_mean(summary, d, 'full', 'ppl'):.4g} (full), "
-                f"AUC {_mean(summary, d, 'adapter', 'auc'):.3f} vs {_mean(summary, d, 'full', 'auc'):.3f}; at matched "
-                f"PPL, AUC difference {_ci(at('adapter', d))}"
+                f"{d}: PPL {mean(d, 'adapter', 'ppl'):.4g} vs {mean(d, 'full', 'ppl'):.4g} (full), AUC "
+                f"{mean(d, 'adapter', 'auc'):.3f} vs {mean(d, 'full', 'auc'):.3f}; at matched PPL, AUC difference "
+                f"{_matched_text(_row(vs_full, 'adapter', d))}"
                 for d in datasets
             ),
             note="Core checks: Table 1's protocol (each method at its swept learning rate, means over seeds). Caveat: "
-            "the same comparison at a perplexity both methods reach on the frontier, so that less fitting cannot "
-            "explain the difference.",
+            "the same comparison at the perplexity adapter fine-tuning reaches, on the frontier, so that less fitting "
+            "cannot explain the difference.",
         )
     )
 
     checks = []
     for d in datasets:
-        full_auc, full_ppl = _mean(summary, d, "full", "auc"), _mean(summary, d, "full", "ppl")
+        full_auc, full_ppl, full_tpr = mean(d, "full", "auc"), mean(d, "full", "ppl"), mean(d, "full", "tpr1")
+        gain = math.log(base_ppl[d]) - math.log(full_ppl) if d in base_ppl else math.nan
         for r in (8, 16):
             v = f"lora-r{r}"
-            checks.append(
-                check_bound(
-                    f"{d}, r={r}: AUC at least {CONSIDERABLE} below full's",
-                    _mean(summary, d, v, "auc"),
-                    full_auc - CONSIDERABLE,
-                )
-            )
-            checks.append(
-                check_bound(
-                    f"{d}, r={r}: AUC below adapter's", _mean(summary, d, v, "auc"), _mean(summary, d, "adapter", "auc")
-                )
-            )
-            checks.append(
-                check_bound(
+            recovered = (math.log(base_ppl[d]) - math.log(mean(d, v, "ppl"))) / gain if gain > 0 else math.nan
+            checks += [
+                _bound(
+                    f"{d}, r={r}: AUC at least {CONSIDERABLE} below full's", mean(d, v, "auc"), full_auc - CONSIDERABLE
+                ),
+                _bound(f"{d}, r={r}: AUC below adapter's", mean(d, v, "auc"), mean(d, "adapter", "auc")),
+                _bound(f"{d}, r={r}: TPR at FPR 1% at most full's", mean(d, v, "tpr1"), full_tpr),
+                _bound(
                     f"{d}, r={r}: PPL at most {SLIGHT} times full's (a slight drop)",
-                    _mean(summary, d, v, "ppl") / full_ppl,
+                    mean(d, v, "ppl") / full_ppl,
                     SLIGHT,
-                )
-            )
-            row = at(v, d)
-            checks.append(
-                check_bound(
-                    f"{d}, r={r}: at matched PPL {row['ppl']:.4g}, upper 95% bound of AUC LoRA - full below 0",
-                    row["diff_high"],
+                ),
+                _bound(
+                    f"{d}, r={r}: recovers at least half of full fine-tuning's log-perplexity gain over the base",
+                    recovered,
+                    0.5,
+                    ">=",
+                    "caveat",
+                ),
+                _bound(
+                    f"{d}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0",
+                    diff_high(vs_full, v, d),
                     0.0,
-                    direction="<=",
                     role="caveat",
-                )
-            )
+                ),
+            ]
     out.append(
         Claim(
             claim_id="A-6.lora",
             scale=scale.name,
-            checks=checks,
+            checks=[c for c in checks if c is not None],
             summary="; ".join(
-                f"{d}: AUC LoRA r=8 {_mean(summary, d, 'lora-r8', 'auc'):.3f}, "
-                f"r=16 {_mean(summary, d, 'lora-r16', 'auc'):.3f}, full {_mean(summary, d, 'full', 'auc'):.3f}; "
-                f"PPL {_mean(summary, d, 'lora-r8', 'ppl'):.4g}, {_mean(summary, d, 'lora-r16', 'ppl'):.4g} vs "
-                f"{_mean(summary, d, 'full', 'ppl'):.4g}; at matched PPL LoRA r=8 - full {_ci(at('lora-r8', d))}"
+                f"{d}: AUC LoRA r=8 {mean(d, 'lora-r8', 'auc'):.3f}, r=16 {mean(d, 'lora-r16', 'auc'):.3f}, "
+                f"adapter {mean(d, 'adapter', 'auc'):.3f}, full {mean(d, 'full', 'auc'):.3f}; PPL "
+                f"{mean(d, 'lora-r8', 'ppl'):.4g}, {mean(d, 'lora-r16', 'ppl'):.4g} vs {mean(d, 'full', 'ppl'):.4g} "
+                f"(base {base_ppl.get(d, math.nan):.4g}); at matched PPL LoRA r=8 - full "
+                f"{_matched_text(_row(vs_full, 'lora-r8', d))}"
                 for d in datasets
             ),
-            note=f"'Considerably' is read as an AUC at least {CONSIDERABLE} below full fine-tuning's, 'a slight drop "
-            f"in utility' as a perplexity at most {SLIGHT} times full fine-tuning's (Table 1's largest LoRA/full "
-            "ratio is 1.21). Core: Table 1's protocol at the default scale, means over seeds. Caveat: the frontier "
-            "at matched perplexity.",
+            note=f"'Considerably' is read as an AUC at least {CONSIDERABLE} below full fine-tuning's (Table 1's gaps "
+            f"are 0.09 to 0.22), 'a slight drop in utility' as a perplexity at most {SLIGHT} times full fine-tuning's "
+            "(Table 1's largest LoRA/full ratio is 1.21). Core: Table 1's protocol at the default scale, means over "
+            "seeds. Caveats: whether LoRA learns the domain at all (the share of full fine-tuning's log-perplexity "
+            "gain it recovers, since a ratio of perplexities is near 1 whenever fine-tuning gains little), and the "
+            "frontier at matched perplexity (the same statistic as A-6.attribution's).",
         )
     )
 
     checks = []
     for d in datasets:
-        checks.append(
-            check_bound(
-                f"{d}: AUC r=8 below r=16", _mean(summary, d, "lora-r8", "auc"), _mean(summary, d, "lora-r16", "auc")
-            )
-        )
-        checks.append(
-            check_bound(
-                f"{d}: PPL r=8 above r=16",
-                _mean(summary, d, "lora-r8", "ppl"),
-                _mean(summary, d, "lora-r16", "ppl"),
-                direction=">=",
-            )
-        )
-        t = trends[trends["dataset"] == d].iloc[0]
-        checks.append(
-            check_bound(
-                f"{d}: ranks 1-64 at a fixed budget, Spearman(rank, AUC) > 0",
-                t["rho_rank_auc"],
+        t = trends[trends["dataset"] == d]
+        rho_auc = float(t["rho_rank_auc"].iloc[0]) if len(t) else math.nan
+        rho_ppl = float(t["rho_rank_ppl"].iloc[0]) if len(t) else math.nan
+        rm = rmatched[rmatched["dataset"] == d]
+        checks += [
+            _bound(f"{d}: AUC r=8 below r=16", mean(d, "lora-r8", "auc"), mean(d, "lora-r16", "auc")),
+            _bound(f"{d}: PPL r=8 above r=16", mean(d, "lora-r8", "ppl"), mean(d, "lora-r16", "ppl"), ">="),
+            _bound(f"{d}: ranks 1-64 at one budget, Spearman(rank, AUC) above 0", rho_auc, 0.0, ">=", "caveat"),
+            _bound(f"{d}: ranks 1-64 at one budget, Spearman(rank, PPL) below 0", rho_ppl, 0.0, "<=", "caveat"),
+            _bound(
+                f"{d}: at matched PPL, upper 95% bound of AUC r=8 - r=16 below 0",
+                float(rm["diff_high"].iloc[0]) if len(rm) else math.nan,
                 0.0,
-                direction=">=",
                 role="caveat",
-            )
-        )
-        rm = rmatched[rmatched["dataset"] == d].iloc[0]
-        checks.append(
-            check_bound(
-                f"{d}: at matched PPL {rm['ppl']:.4g}, upper 95% bound of AUC r=8 - r=16 below 0",
-                rm["diff_high"],
-                0.0,
-                direction="<=",
-                role="caveat",
-            )
-        )
+            ),
+        ]
 
     def _trend(d: str, column: str) -> float:
-        return float(trends.loc[trends["dataset"] == d, column].iloc[0])
+        rows = trends.loc[trends["dataset"] == d, column]
+        return float(rows.iloc[0]) if len(rows) else math.nan
 
     out.append(
         Claim(
             claim_id="A-6.rank",
             scale=scale.name,
-            checks=checks,
+            checks=[c for c in checks if c is not None],
             summary="; ".join(
-                f"{d}: r=8 vs r=16 AUC {_mean(summary, d, 'lora-r8', 'auc'):.3f} vs "
-                f"{_mean(summary, d, 'lora-r16', 'auc'):.3f}, PPL {_mean(summary, d, 'lora-r8', 'ppl'):.4g} vs "
-                f"{_mean(summary, d, 'lora-r16', 'ppl'):.4g}; ranks 1-64 at a fixed budget: Spearman(rank, AUC) "
-                f"{_trend(d, 'rho_rank_auc'):+.2f}, (rank, PPL) {_trend(d, 'rho_rank_ppl'):+.2f}; at matched PPL "
-                f"r=8 - r=16 {_ci(rmatched[rmatched['dataset'] == d].iloc[0])}"
+                f"{d}: r=8 vs r=16 AUC {mean(d, 'lora-r8', 'auc'):.3f} vs {mean(d, 'lora-r16', 'auc'):.3f}, PPL "
+                f"{mean(d, 'lora-r8', 'ppl'):.4g} vs {mean(d, 'lora-r16', 'ppl'):.4g}; ranks 1-64 at one budget: "
+                f"Spearman(rank, AUC) {_trend(d, 'rho_rank_auc'):+.2f}, (rank, PPL) {_trend(d, 'rho_rank_ppl'):+.2f}; "
+                f"at matched PPL r=8 - r=16 {_matched_text(_first(rmatched, d))}"
                 for d in datasets
             ),
             note="Core: Table 1's comparison (r = 8 against r = 16, each at its swept rate, means over seeds). "
-            "Caveats: the trend over ranks 1 to 64 at one budget (the middle rate of LoRA's grid, 4 epochs) and the "
-            "r = 8 against r = 16 comparison at matched perplexity.",
+            "Caveats: the trends over ranks 1 to 64 at one budget (the epoch-4 checkpoint of an 8-epoch run at the "
+            "middle rate of LoRA's grid) and the r = 8 against r = 16 comparison at matched perplexity.",
         )
     )
 
     checks = []
     for d in datasets:
-        for v in ("lora-r8", "lora-r16"):
-            row = at(v, d)
-            checks.append(
-                check_bound(
-                    f"{d}, {v}: at matched PPL {row['ppl']:.4g}, upper 95% bound of AUC LoRA - full below 0",
-                    row["diff_high"],
-                    0.0,
-                    direction="<=",
-                )
-            )
+        for r in (8, 16):
+            v = f"lora-r{r}"
+            for base_name, table in (("full", vs_full), ("adapter", vs_adapter)):
+                row = _row(table, v, d)
+                low = math.nan if row is None else float(row["diff_low"])
+                checks += [
+                    _bound(
+                        f"{d}, r={r} vs {base_name}: at matched PPL, the interval of AUC LoRA - {base_name} reaches "
+                        f"below -{MARGIN} (an advantage is not ruled out)",
+                        low,
+                        -MARGIN,
+                    ),
+                    _bound(
+                        f"{d}, r={r} vs {base_name}: at matched PPL, upper 95% bound below 0 (an advantage shown)",
+                        diff_high(table, v, d),
+                        0.0,
+                        role="caveat",
+                    ),
+                ]
     out.append(
         Claim(
             claim_id="A-6.attribution",
             scale=scale.name,
-            checks=checks,
+            checks=[c for c in checks if c is not None],
             summary="; ".join(
-                f"{d}: at the perplexity LoRA r={r} reaches ({at(f'lora-r{r}', d)['ppl']:.4g}), AUC "
-                f"{at(f'lora-r{r}', d)['ours']:.3f} vs full fine-tuning's {at(f'lora-r{r}', d)['baseline']:.3f}, "
-                f"difference {_ci(at(f'lora-r{r}', d))}"
+                f"{d}, LoRA r={r}: AUC minus full's {_matched_text(_row(vs_full, f'lora-r{r}', d))}, minus adapter's "
+                f"{_matched_text(_row(vs_adapter, f'lora-r{r}', d))}"
                 for d in datasets
                 for r in (8, 16)
             ),
             note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at "
-            "equal utility. Compared on the frontier: every learning rate of each method's grid, checkpoints after "
-            "0, 1, 2, 4 and 8 epochs, each method's most private checkpoint at the perplexity compared (interpolated "
-            "in log-perplexity), paired bootstrap over texts. One seed, the default scale's small model.",
+            "equal utility. Compared on the frontier at the perplexity LoRA reaches: every learning rate of each "
+            "method's grid, checkpoints after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private "
+            "checkpoint there (cross-fitted: chosen on half the texts, read on the other half), paired bootstrap "
+            f"over texts, conditional on one training seed. Holds: an advantage shown; qualified: not resolved; "
+            f"fails: an advantage larger than {MARGIN} AUC ruled out. Against adapter fine-tuning (the same weights, "
+            "no factorisation) as well as full fine-tuning. Even where it holds, it is consistent with the noise "
+            "explanation without proving it: a deterministic low-rank restriction would predict the same.",
         )
     )
     return out
@@ -560,6 +593,7 @@ def key_numbers(summary: pd.DataFrame, matched: pd.DataFrame, trends: pd.DataFra
 __all__ = [
     "PAPER_TABLE1",
     "attack_table",
+    "base_perplexity",
     "claims",
     "front_frame",
     "grid_frame",
@@ -637,7 +671,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
     """Offline LiRA against eq. 24 on the same cells (seed ``seed``): AUC with bootstrap intervals, TPR at 1%."""
     from ..mia import metrics
     from ..mia.grid import Cell
-    from ..mia.lira import lira_signal
+    from ..mia.lira import lira_signals
     from ..mia.runner import read_scores, result_path, scores_path
 
     rows = []
@@ -648,8 +682,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
         if refs is None:
             continue
         scores = read_scores(scores_path(result_path(results_dir(scale).parent, scale, cell)))
-        m = lira_signal(scores["members_target"], refs["members"])
-        n = lira_signal(scores["nonmembers_target"], refs["nonmembers"])
+        m, n = lira_signals(scores["members_target"], scores["nonmembers_target"], refs["members"], refs["nonmembers"])
         ci = metrics.bootstrap(
             metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples
         )
@@ -679,7 +712,7 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
     from sklearn.metrics import roc_curve
 
     from ..mia.grid import Cell
-    from ..mia.lira import lira_signal
+    from ..mia.lira import lira_signals
     from ..mia.runner import read_scores, result_path, scores_digest, scores_path
 
     chosen = [
@@ -700,8 +733,8 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
         attacks = cell_signals(record, scores, texts)
         refs = lira_references(scale, dataset, name, seed)
         if refs is not None:
-            attacks["offline LiRA"] = tuple(
-                lira_signal(scores[f"{part}_target"], refs[part]) for part in ("members", "nonmembers")
+            attacks["offline LiRA"] = lira_signals(
+                scores["members_target"], scores["nonmembers_target"], refs["members"], refs["nonmembers"]
             )
         for attack, (m, n) in attacks.items():
             truth = np.r_[np.ones(m.size), np.zeros(n.size)]

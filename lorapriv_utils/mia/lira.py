@@ -10,7 +10,7 @@ when ``k`` is small (LiRA's "global variance").
 :func:`run_references` trains the references of one finished cell (its learning rate is read from
 the cell's record, so no sweep is rerun) and writes their per-text losses atomically, with a
 manifest, to ``<out>/<scale>/lira/<dataset>/<variant>-s<seed>.json`` and ``.scores.npz``;
-:func:`lira_signal` (no torch) turns them into the attack's signal.
+:func:`lira_signals` (no torch) turns them into the attack's signal.
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ from ..provenance import git_commit, git_dirty, package_versions, runtime, sourc
 from .report import SCHEMA, record_checksum
 
 
-def lira_signal(target: np.ndarray, references: np.ndarray, pooled: bool = True) -> np.ndarray:
+def lira_signal(target: np.ndarray, references: np.ndarray, spread: float | None = None) -> np.ndarray:
     """Offline LiRA's signal per text: (target loss - mean reference loss) / spread (lower: member).
 
-    ``references`` is (k, texts).  ``pooled`` uses one spread for every text, the root mean of the
-    per-text variances (LiRA's global variance, for few references); otherwise each text's own."""
+    ``references`` is (k, texts).  ``spread`` is one value for every text (LiRA's global variance, for
+    few references; :func:`lira_signals` pools it over members and non-members alike, since a spread
+    that depended on the label would leak it); None uses each text's own."""
     target = np.asarray(target, dtype=np.float64)
     refs = np.asarray(references, dtype=np.float64)
     if refs.ndim != 2 or refs.shape[1] != target.size:
@@ -42,9 +43,17 @@ def lira_signal(target: np.ndarray, references: np.ndarray, pooled: bool = True)
         raise ValueError(f"offline LiRA needs at least 2 reference models, got {refs.shape[0]}")
     if not (np.all(np.isfinite(refs)) and np.all(np.isfinite(target))):
         raise ValueError("losses must be finite")
-    variance = refs.var(axis=0, ddof=1)
-    spread = np.sqrt(variance.mean()) if pooled else np.sqrt(np.maximum(variance, 1e-12))
-    return (target - refs.mean(axis=0)) / spread
+    own = np.sqrt(np.maximum(refs.var(axis=0, ddof=1), 1e-12))
+    return (target - refs.mean(axis=0)) / (own if spread is None else spread)
+
+
+def lira_signals(
+    members: np.ndarray, nonmembers: np.ndarray, member_refs: np.ndarray, nonmember_refs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Members' and non-members' LiRA signals with one spread, pooled over every scored text."""
+    every = np.concatenate([np.asarray(member_refs, float), np.asarray(nonmember_refs, float)], axis=1)
+    spread = float(np.sqrt(every.var(axis=0, ddof=1).mean()))
+    return lira_signal(members, member_refs, spread), lira_signal(nonmembers, nonmember_refs, spread)
 
 
 def lira_path(out: Path, scale_name: str, dataset: str, variant: str, seed: int) -> Path:

@@ -7,10 +7,17 @@ on both perplexity and attack strength; between two front points the attack metr
 interpolated linearly in log-perplexity.  Comparing two variants at a perplexity both reach then
 compares the most private checkpoint each can offer at that utility.
 
-Intervals come from a paired bootstrap over texts: one resample of the member and non-member
-texts is applied to every point of every variant, the fronts are rebuilt and the interpolation
-redone, so the choice of the front is inside the interval.  Perplexities are held fixed (they
-are measured on a separate validation part).  Torch-free.
+The front is a minimum over noisy values, so reading it on the texts that chose it would flatter
+a variant with many checkpoints (a winner's curse).  :func:`matched` therefore cross-fits: it
+chooses the front on one half of the texts and reads it on the other, both ways round.  AUCs
+below chance (0.5) are clipped there when choosing, since they are noise, not privacy.  The base
+model (epoch 0) is a point of every curve but never an end of an interpolated segment: a straight
+line from it to a first checkpoint would be invented, not measured, and such targets are NaN.
+
+Intervals come from a paired bootstrap over texts within each half: one resample is applied to
+every point of every variant and the fronts are rebuilt, so the choice of the front is inside the
+interval.  They are conditional on the trained models: perplexities are held fixed (measured on a
+separate validation part) and training is not repeated (one seed).  Torch-free.
 """
 
 from __future__ import annotations
@@ -150,15 +157,36 @@ def front(perplexity: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=int)
 
 
-def value_at(perplexity: np.ndarray, value: np.ndarray, targets: np.ndarray) -> np.ndarray:
+def value_at(
+    perplexity: np.ndarray,
+    value: np.ndarray,
+    targets: np.ndarray,
+    evaluate: np.ndarray | None = None,
+    unbracketing: np.ndarray | None = None,
+) -> np.ndarray:
     """The front's metric at each target perplexity, linear in log-perplexity between front points and
-    constant beyond the front's most private point (a checkpoint of better utility already reaches it);
-    NaN below the best perplexity and above the worst one of all points (utilities the variant never had)."""
+    constant beyond the front's most private point (a checkpoint of better utility already reaches it).
+
+    The front is chosen with ``value``; the numbers read off it are ``evaluate`` at the same points
+    (default ``value``), so that choosing and measuring can use different texts.  NaN below the best
+    perplexity and above the worst one of all points (utilities the variant never had), and where a
+    target falls in a front segment with an ``unbracketing`` endpoint (the base model: a straight line
+    from it to the first checkpoint would be invented, not measured), unless it is that point itself.
+    """
     idx = front(perplexity, value)
-    x, y = np.log(perplexity[idx]), value[idx]
+    shown = value if evaluate is None else evaluate
+    x, y = np.log(perplexity[idx]), shown[idx]
     t = np.log(np.asarray(targets, dtype=np.float64))
     out = np.interp(t, x, y)  # np.interp holds the end values beyond the ends
     out[(t < x[0] - 1e-12) | (t > np.log(perplexity.max()) + 1e-12)] = np.nan
+    if unbracketing is not None:
+        flagged = np.asarray(unbracketing, dtype=bool)[idx]
+        right = np.clip(np.searchsorted(x, t, side="left"), 1, max(1, len(x) - 1))
+        inside = (t > x[0] + 1e-12) & (t < x[-1] - 1e-12)
+        exact = np.isclose(t[:, None], x[None, :], rtol=0, atol=1e-12).any(axis=1)
+        if len(x) > 1:
+            touches = flagged[right - 1] | flagged[right]
+            out[inside & touches & ~exact] = np.nan
     return out
 
 
@@ -172,14 +200,23 @@ def _point_values(curve: Curve, attack: str, metric: str, pick=None) -> np.ndarr
     return np.array(values)
 
 
+CHANCE = {"auc": 0.5}  # a value below chance is noise, not privacy: fronts are chosen with it clipped there
+
+
 @dataclass(frozen=True)
 class Matched:
-    """A metric at target perplexities: the estimate and a percentile bootstrap interval (NaN: not reached)."""
+    """A metric at target perplexities: the estimate and a percentile bootstrap interval (NaN: not measured)."""
 
     targets: np.ndarray
     value: np.ndarray
     low: np.ndarray
     high: np.ndarray
+
+
+def halves(size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two disjoint random halves of ``range(size)`` (the folds of cross-fitting)."""
+    order = rng.permutation(size)
+    return np.sort(order[: size // 2]), np.sort(order[size // 2 :])
 
 
 def matched(
@@ -193,7 +230,14 @@ def matched(
     level: float = 0.95,
 ) -> dict[str, Matched]:
     """Each variant's metric at the target perplexities; with ``baseline``, also each variant's
-    difference from the baseline variant (key ``"<variant> - <baseline>"``), from the same resamples."""
+    difference from the baseline variant (key ``"<variant> - <baseline>"``), from the same resamples.
+
+    Cross-fitted, so that the front's choice of the most private checkpoints (a minimum over noisy
+    values) does not bias the value read off it: the texts are split into two halves, the front is
+    chosen on one half and read on the other, and the two ways round are averaged.  The bootstrap
+    resamples texts within each half, the same texts for every point of every variant (paired).
+    The base model never brackets an interpolation (see :func:`value_at`).
+    """
     if attack not in ATTACKS:
         raise ValueError(f"unknown attack {attack!r}; choose one of {', '.join(ATTACKS)}")
     if baseline is not None and baseline not in curves:
@@ -202,27 +246,37 @@ def matched(
         raise ValueError(f"need resamples >= 10, got {resamples}")
     targets = np.asarray(targets, dtype=np.float64)
     first = next(iter(curves.values())).points[0].signals[attack]
-    sizes = (first[0].size, first[1].size)
+    rng = np.random.default_rng(seed)
+    (m_a, m_b), (n_a, n_b) = halves(first[0].size, rng), halves(first[1].size, rng)
     ppl = {name: np.array([p.perplexity for p in c.points]) for name, c in curves.items()}
+    base = {name: np.array([p.epoch == 0 for p in c.points]) for name, c in curves.items()}
+    floor = CHANCE.get(metric, -np.inf)
 
-    def estimate(pick) -> dict[str, np.ndarray]:
-        out = {name: value_at(ppl[name], _point_values(c, attack, metric, pick), targets) for name, c in curves.items()}
+    def estimate(ma, mb, na, nb) -> dict[str, np.ndarray]:
+        out = {}
+        for name, c in curves.items():
+            va, vb = _point_values(c, attack, metric, (ma, na)), _point_values(c, attack, metric, (mb, nb))
+            one = value_at(ppl[name], np.maximum(va, floor), targets, vb, base[name])
+            two = value_at(ppl[name], np.maximum(vb, floor), targets, va, base[name])
+            out[name] = (one + two) / 2
         if baseline is not None:
             out.update({f"{name} - {baseline}": out[name] - out[baseline] for name in curves if name != baseline})
         return out
 
-    point = estimate(None)
-    rng = np.random.default_rng(seed)
-    draws = [
-        estimate((rng.integers(0, sizes[0], sizes[0]), rng.integers(0, sizes[1], sizes[1]))) for _ in range(resamples)
-    ]
+    point = estimate(m_a, m_b, n_a, n_b)
+
+    def within(fold: np.ndarray) -> np.ndarray:
+        return fold[rng.integers(0, fold.size, fold.size)]
+
+    draws = [estimate(within(m_a), within(m_b), within(n_a), within(n_b)) for _ in range(resamples)]
     result = {}
-    for key, value in point.items():  # perplexities are fixed, so a target unreached is unreached in every draw
+    for key, value in point.items():
         stack = np.array([d[key] for d in draws])
         low, high = np.full_like(value, np.nan), np.full_like(value, np.nan)
-        ok = np.isfinite(value)
-        if ok.any():
-            low[ok], high[ok] = np.quantile(stack[:, ok], [(1 - level) / 2, (1 + level) / 2], axis=0)
+        for k in range(value.size):  # a resample can move the front so that a target is unbracketed there
+            finite = stack[:, k][np.isfinite(stack[:, k])]
+            if np.isfinite(value[k]) and finite.size >= resamples / 2:
+                low[k], high[k] = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
         result[key] = Matched(targets, value, low, high)
     return result
 
