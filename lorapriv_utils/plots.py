@@ -275,7 +275,7 @@ def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
 
 def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str], labels: dict[str, str]):
     """Paper A §6: attack AUC against validation perplexity, one panel per dataset; every checkpoint faint,
-    each variant's front (its most private checkpoint at each utility) as a line."""
+    each variant's front (its most private checkpoint at least as useful as each perplexity) as a step."""
     style()
     datasets = list(dict.fromkeys(points["dataset"]))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.8), squeeze=False)
@@ -285,7 +285,8 @@ def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str
             mine = points[(points["dataset"] == dataset) & (points["variant"] == name) & (points["epoch"] > 0)]
             line = fronts[(fronts["dataset"] == dataset) & (fronts["variant"] == name)]
             ax.scatter(mine["ppl"], mine["auc"], s=12, alpha=0.35, color=colors[name])
-            ax.plot(line["ppl"], line["auc"], "-o", ms=3, lw=1.6, color=colors[name], label=labels[name])
+            ax.step(line["ppl"], line["auc"], where="post", lw=1.6, color=colors[name], label=labels[name])
+            ax.plot(line["ppl"], line["auc"], "o", ms=3, color=colors[name])
         base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
         ax.scatter([base["ppl"]], [base["auc"]], marker="*", s=140, color="0.2", zorder=5, label="base model")
         ax.axhline(0.5, color="0.5", lw=0.8, ls=":")

@@ -108,7 +108,7 @@ def test_the_chapter_on_tiny_results(results):
     assert {c.claim_id for c in claims} == registered(a6.KEY) - {"A-6.table1"}
     assert all(c.verdict in ("holds", "fails", "qualified", "not testable here") for c in claims)
     assert all(math.isfinite(check.measured) for c in claims for check in c.checks)  # unmeasured: left out
-    numbers = a6.key_numbers(summary, matched, trends)
+    numbers = a6.key_numbers(summary, {"full": matched, "adapter": versus_adapter}, trends, base)
     assert numbers["a6_membership_email_full_auc"] == pytest.approx(summary.iloc[0]["auc"], abs=1e-3)
 
     roc, signals = a6.roc_curves(records, "synthetic-email", 0, SCALE)

@@ -28,16 +28,23 @@ def test_fast_metrics_match_the_reference_implementations():
         matching.metric_value("auroc", m, n)
 
 
-def test_the_front_keeps_only_undominated_points_and_interpolates_in_log_perplexity():
+def test_the_front_keeps_only_undominated_points_and_reads_as_a_step():
     ppl = np.array([10.0, 20.0, 15.0, 40.0, 12.0, 30.0])
     auc = np.array([0.90, 0.70, 0.80, 0.50, 0.95, 0.75])
     assert matching.front(ppl, auc).tolist() == [0, 2, 1, 3]  # 12 and 30 are dominated
-    got = matching.value_at(ppl, auc, np.array([10.0, np.sqrt(20 * 40), 9.0, 50.0]))
-    assert got[0] == pytest.approx(0.90) and got[1] == pytest.approx(0.60)  # halfway in log between 20 and 40
-    assert np.isnan(got[2]) and np.isnan(got[3])  # better utility than reached, or worse than any point
-    # past the most private front point, that point's value holds (up to the worst perplexity of any point)
-    ppl, auc = np.array([10.0, 20.0, 45.0]), np.array([0.9, 0.5, 0.6])
-    assert matching.value_at(ppl, auc, np.array([30.0, 45.0])).tolist() == [0.5, 0.5]
+    got = matching.value_at(ppl, auc, np.array([10.0, 17.0, 39.0, 40.0, 9.0, 50.0]))
+    # the most private checkpoint at least as useful as the target (perplexity at most the target)
+    assert got[:4].tolist() == [0.90, 0.80, 0.70, 0.50]
+    assert np.isnan(got[4]) and np.isnan(got[5])  # better utility than reached, or worse than any point
+    shown = auc + 0.01  # read on other texts: the same points, other values
+    assert matching.value_at(ppl, auc, np.array([17.0]), evaluate=shown)[0] == pytest.approx(0.81)
+
+
+def test_the_base_model_counts_only_at_its_own_perplexity():
+    ppl = np.array([106.0, 105.3, 102.7])  # the base model first, then checkpoints
+    auc = np.array([0.5, 0.77, 0.93])
+    got = matching.value_at(ppl, auc, np.array([105.8, 106.0]))
+    assert got.tolist() == [0.77, 0.5]  # below the base's perplexity, only a trained checkpoint is as useful
 
 
 def test_two_variants_on_one_tradeoff_are_equal_at_matched_perplexity():
@@ -86,17 +93,6 @@ def test_bad_requests():
         matching.matched(curves, np.array([30.0]), resamples=3)
     with pytest.raises(FileNotFoundError, match="lorapriv_utils frontier"):
         matching.load_curves("/nonexistent/frontier/ptb")
-
-
-def test_the_base_model_never_ends_an_interpolated_segment():
-    ppl = np.array([106.0, 105.3, 105.9, 102.7])  # the base model first, then checkpoints
-    auc = np.array([0.5, 0.83, 0.55, 0.93])
-    base = np.array([True, False, False, False])
-    got = matching.value_at(ppl, auc, np.array([105.6, 105.95, 106.0, 105.9, 104.0]), unbracketing=base)
-    assert got[0] == pytest.approx(0.83 + (0.55 - 0.83) * np.log(105.6 / 105.3) / np.log(105.9 / 105.3))
-    assert np.isnan(got[1])  # between the last checkpoint and the base: not measured
-    assert got[2] == 0.5 and got[3] == pytest.approx(0.55)  # the base itself, and a checkpoint itself
-    assert np.isfinite(got[4])
 
 
 def test_cross_fitting_removes_the_winners_curse_of_the_front():

@@ -249,7 +249,8 @@ def matched_frame(
 ) -> pd.DataFrame:
     """Each compared variant against the baseline at three perplexities: the worse of the two best
     perplexities (``level 0``, the best utility both reach), and one and two thirds of the way (in log)
-    from there to the base model's.  NaN where a variant's checkpoints do not bracket a target."""
+    from there to the base model's.  Each value is the variant's most private checkpoint at least as useful
+    as the target (:func:`lorapriv_utils.mia.matching.value_at`), cross-fitted."""
     from ..mia import matching
 
     rows = []
@@ -349,7 +350,7 @@ def _mean(summary: pd.DataFrame, dataset: str, variant: str, column: str) -> flo
 
 
 def _bound(name: str, value: float, bound: float, direction: str = "<=", role: str = "core") -> Check | None:
-    """A check, or None where the value is not measured (NaN: a missing cell, an unbracketed target)."""
+    """A check, or None where the value is not measured (NaN: a missing cell, a perplexity not reached)."""
     if not (math.isfinite(value) and math.isfinite(bound)):
         return None
     return check_bound(name, value, bound, direction=direction, role=role)
@@ -361,7 +362,7 @@ def _row(matched: pd.DataFrame, variant: str, dataset: str) -> pd.Series | None:
 
 
 def _matched_text(row: pd.Series | None) -> str:
-    return "not measured (unbracketed)" if row is None or not math.isfinite(row["diff"]) else _ci(row)
+    return "not reached" if row is None or not math.isfinite(row["diff"]) else _ci(row)
 
 
 MARGIN = 0.02  # an AUC advantage smaller than this is no advantage
@@ -558,7 +559,8 @@ def claims(
             note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at "
             "equal utility. Compared on the frontier at the perplexity LoRA reaches: every learning rate of each "
             "method's grid, checkpoints after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private "
-            "checkpoint there (cross-fitted: chosen on half the texts, read on the other half), paired bootstrap "
+            "checkpoint at least as useful (cross-fitted: chosen on half the texts, read on the other half), paired "
+            "bootstrap "
             f"over texts, conditional on one training seed. Holds: an advantage shown; qualified: not resolved; "
             f"fails: an advantage larger than {MARGIN} AUC ruled out. Against adapter fine-tuning (the same weights, "
             "no factorisation) as well as full fine-tuning. Even where it holds, it is consistent with the noise "
@@ -568,25 +570,34 @@ def claims(
     return out
 
 
-def key_numbers(summary: pd.DataFrame, matched: pd.DataFrame, trends: pd.DataFrame) -> dict[str, float]:
+def key_numbers(
+    summary: pd.DataFrame, matched: dict[str, pd.DataFrame], trends: pd.DataFrame, base_ppl: dict[str, float]
+) -> dict[str, float]:
     """The numbers the chapter's text quotes (glued by the notebook)."""
-    level0 = matched[matched["level"] == 0]
     numbers = {}
     shorts = {"ptb": "ptb", "synthetic-email": "email"}
     for d in dict.fromkeys(summary["dataset"]):
         short = shorts.get(d, d.replace("-", ""))
-        for v in ("full", "adapter", "lora-r8", "lora-r16"):
+        numbers[f"{short}_base_ppl"] = base_ppl.get(d, math.nan)
+        for v in ("full", "adapter", "lora-r8", "lora-r16", "dpsgd-r8"):
             tag = v.replace("-", "")
             numbers[f"{short}_{tag}_auc"] = _mean(summary, d, v, "auc")
             numbers[f"{short}_{tag}_ppl"] = _mean(summary, d, v, "ppl")
-        row = level0[(level0["dataset"] == d) & (level0["variant"] == "lora-r8")].iloc[0]
-        numbers[f"{short}_matched_ppl"] = row["ppl"]
-        numbers[f"{short}_matched_lora"] = row["ours"]
-        numbers[f"{short}_matched_full"] = row["baseline"]
-        numbers[f"{short}_matched_diff"] = row["diff"]
-        numbers[f"{short}_matched_diff_low"] = row["diff_low"]
-        numbers[f"{short}_matched_diff_high"] = row["diff_high"]
-        numbers[f"{short}_rho_rank_auc"] = trends[trends["dataset"] == d]["rho_rank_auc"].iloc[0]
+        for baseline, table in matched.items():
+            row = _row(table, "lora-r8", d)
+            if row is None:
+                continue
+            tag = f"{short}_vs{baseline}"
+            numbers[f"{tag}_ppl"] = row["ppl"]
+            numbers[f"{tag}_lora"] = row["ours"]
+            numbers[f"{tag}_baseline"] = row["baseline"]
+            numbers[f"{tag}_diff"] = row["diff"]
+            numbers[f"{tag}_diff_low"] = row["diff_low"]
+            numbers[f"{tag}_diff_high"] = row["diff_high"]
+        rows = trends.loc[trends["dataset"] == d]
+        if len(rows):
+            numbers[f"{short}_rho_rank_auc"] = rows["rho_rank_auc"].iloc[0]
+            numbers[f"{short}_rho_rank_ppl"] = rows["rho_rank_ppl"].iloc[0]
     return quoted_numbers(KEY, numbers)
 
 

@@ -3,16 +3,18 @@
 A variant's *points* are its checkpoints (every learning rate, every scored epoch, and the base
 model at epoch 0), each with a validation perplexity and, per attack, the signals of the same
 member and non-member texts.  Its *front* keeps the points that no other point of the variant beats
-on both perplexity and attack strength; between two front points the attack metric is
-interpolated linearly in log-perplexity.  Comparing two variants at a perplexity both reach then
-compares the most private checkpoint each can offer at that utility.
+on both perplexity and attack strength.  A variant's value at a target perplexity is that of its
+most private checkpoint at least as useful as the target (the last front point at or below it: a
+step function, since a line between checkpoints would assume models nobody trained).  Comparing
+two variants at a perplexity both reach then compares the most private checkpoint each can offer
+at that utility; where a variant's checkpoints are sparse, the step overstates its attack
+strength, so the grids are made dense where methods are compared.
 
 The front is a minimum over noisy values, so reading it on the texts that chose it would flatter
 a variant with many checkpoints (a winner's curse).  :func:`matched` therefore cross-fits: it
 chooses the front on one half of the texts and reads it on the other, both ways round.  AUCs
 below chance (0.5) are clipped there when choosing, since they are noise, not privacy.  The base
-model (epoch 0) is a point of every curve but never an end of an interpolated segment: a straight
-line from it to a first checkpoint would be invented, not measured, and such targets are NaN.
+model (epoch 0) is a point of every curve: it counts only at its own perplexity or above.
 
 Intervals come from a paired bootstrap over texts within each half: one resample is applied to
 every point of every variant and the fronts are rebuilt, so the choice of the front is inside the
@@ -158,35 +160,22 @@ def front(perplexity: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 def value_at(
-    perplexity: np.ndarray,
-    value: np.ndarray,
-    targets: np.ndarray,
-    evaluate: np.ndarray | None = None,
-    unbracketing: np.ndarray | None = None,
+    perplexity: np.ndarray, value: np.ndarray, targets: np.ndarray, evaluate: np.ndarray | None = None
 ) -> np.ndarray:
-    """The front's metric at each target perplexity, linear in log-perplexity between front points and
-    constant beyond the front's most private point (a checkpoint of better utility already reaches it).
+    """The most private checkpoint at least as useful as each target: the value of the last front point
+    whose perplexity is at most the target (a step function; no line between checkpoints is assumed).
 
     The front is chosen with ``value``; the numbers read off it are ``evaluate`` at the same points
     (default ``value``), so that choosing and measuring can use different texts.  NaN below the best
-    perplexity and above the worst one of all points (utilities the variant never had), and where a
-    target falls in a front segment with an ``unbracketing`` endpoint (the base model: a straight line
-    from it to the first checkpoint would be invented, not measured), unless it is that point itself.
+    perplexity and above the worst one of all points (utilities the variant never had).
     """
     idx = front(perplexity, value)
     shown = value if evaluate is None else evaluate
-    x, y = np.log(perplexity[idx]), shown[idx]
-    t = np.log(np.asarray(targets, dtype=np.float64))
-    out = np.interp(t, x, y)  # np.interp holds the end values beyond the ends
-    out[(t < x[0] - 1e-12) | (t > np.log(perplexity.max()) + 1e-12)] = np.nan
-    if unbracketing is not None:
-        flagged = np.asarray(unbracketing, dtype=bool)[idx]
-        right = np.clip(np.searchsorted(x, t, side="left"), 1, max(1, len(x) - 1))
-        inside = (t > x[0] + 1e-12) & (t < x[-1] - 1e-12)
-        exact = np.isclose(t[:, None], x[None, :], rtol=0, atol=1e-12).any(axis=1)
-        if len(x) > 1:
-            touches = flagged[right - 1] | flagged[right]
-            out[inside & touches & ~exact] = np.nan
+    x, y = perplexity[idx], shown[idx]
+    t = np.asarray(targets, dtype=np.float64)
+    pos = np.searchsorted(x, t * (1 + 1e-12), side="right") - 1
+    out = np.where(pos >= 0, y[np.clip(pos, 0, None)], np.nan)
+    out[t > perplexity.max() * (1 + 1e-12)] = np.nan
     return out
 
 
@@ -236,7 +225,6 @@ def matched(
     values) does not bias the value read off it: the texts are split into two halves, the front is
     chosen on one half and read on the other, and the two ways round are averaged.  The bootstrap
     resamples texts within each half, the same texts for every point of every variant (paired).
-    The base model never brackets an interpolation (see :func:`value_at`).
     """
     if attack not in ATTACKS:
         raise ValueError(f"unknown attack {attack!r}; choose one of {', '.join(ATTACKS)}")
@@ -249,15 +237,14 @@ def matched(
     rng = np.random.default_rng(seed)
     (m_a, m_b), (n_a, n_b) = halves(first[0].size, rng), halves(first[1].size, rng)
     ppl = {name: np.array([p.perplexity for p in c.points]) for name, c in curves.items()}
-    base = {name: np.array([p.epoch == 0 for p in c.points]) for name, c in curves.items()}
     floor = CHANCE.get(metric, -np.inf)
 
     def estimate(ma, mb, na, nb) -> dict[str, np.ndarray]:
         out = {}
         for name, c in curves.items():
             va, vb = _point_values(c, attack, metric, (ma, na)), _point_values(c, attack, metric, (mb, nb))
-            one = value_at(ppl[name], np.maximum(va, floor), targets, vb, base[name])
-            two = value_at(ppl[name], np.maximum(vb, floor), targets, va, base[name])
+            one = value_at(ppl[name], np.maximum(va, floor), targets, vb)
+            two = value_at(ppl[name], np.maximum(vb, floor), targets, va)
             out[name] = (one + two) / 2
         if baseline is not None:
             out.update({f"{name} - {baseline}": out[name] - out[baseline] for name in curves if name != baseline})
