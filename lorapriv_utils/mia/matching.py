@@ -71,14 +71,24 @@ def _signals(scores: dict[str, np.ndarray], epoch: int, base: bool) -> dict[str,
     return {attack: (pair[0], pair[1]) for attack, pair in out.items()}
 
 
+def engine_files():
+    """The engine's result-file helpers (its runner module), imported without tqdm's warning about a
+    notebook front-end that is not installed: a book page shows no progress bars."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from . import runner
+    return runner
+
+
 def read_points(path: Path) -> tuple[dict, list[Point]]:
     """A frontier record (checksum and score digest verified) and its points."""
-    from .runner import read_scores, scores_digest, scores_path
-
+    runner = engine_files()
     record = read_record(path)
-    scores = read_scores(scores_path(path))
-    if scores_digest(scores) != record["scores_sha256"]:
-        raise ValueError(f"{scores_path(path)} does not match its record: rerun the frontier command")
+    scores = runner.read_scores(runner.scores_path(path))
+    if runner.scores_digest(scores) != record["scores_sha256"]:
+        raise ValueError(f"{runner.scores_path(path)} does not match its record: rerun the frontier command")
     base = record["kind"] == "frontier-base"
     name = "base" if base else grid_name(record["variant"])
     points = [
