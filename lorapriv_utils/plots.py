@@ -289,6 +289,8 @@ def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str
             ax.plot(line["ppl"], line["auc"], "o", ms=3, color=colors[name])
         base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
         ax.scatter([base["ppl"]], [base["auc"]], marker="*", s=140, color="0.2", zorder=5, label="base model")
+        shown_min = points[(points["dataset"] == dataset) & points["variant"].isin(variants)]["ppl"].min()
+        ax.set_xlim(shown_min / 1.02, base["ppl"] * 1.02)  # checkpoints worse than the base lie off the right edge
         ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
         ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel="AUC, eq. 24's attack", title=dataset)
     handles, names = axes[0, -1].get_legend_handles_labels()
