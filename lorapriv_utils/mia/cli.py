@@ -162,28 +162,38 @@ def check_frontier_arguments(args: argparse.Namespace) -> tuple:
     return scale, datasets, variants, seeds, tuple(checkpoints)
 
 
+def engine_runner(args: argparse.Namespace, scale, **options):
+    """The runner of a command, once every argument is known to be good: torch comes in here (through
+    transformers, whose logging and progress bars are quieted so that ours stay readable), the thread count
+    is set, and ``options`` (``accelerate``, ``reference``) go to :class:`runner.Runner`."""
+    import transformers
+
+    from . import runner
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    runner.set_threads(args.threads)
+    return runner.Runner(
+        scale,
+        args.out,
+        runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer),
+        data_dir=args.data_dir,
+        hub=args.hub,
+        device=args.device,
+        progress=not args.no_progress,
+        **options,
+    )
+
+
 def run_frontier(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         scale, datasets, variants, seeds, checkpoints = check_frontier_arguments(args)
     except (ValueError, FileNotFoundError, ConnectionError) as err:
         parser.error(str(err))
-    import transformers
-
-    from . import frontier, runner
-
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
     try:
-        runner.set_threads(args.threads)
-        work = runner.Runner(
-            scale,
-            args.out,
-            runner.Overrides(lr=args.lr, optimizer=args.optimizer),
-            data_dir=args.data_dir,
-            hub=args.hub,
-            device=args.device,
-            progress=not args.no_progress,
-        )
+        work = engine_runner(args, scale)  # --epochs was refused above: the checkpoints set the epochs
+        from . import frontier
+
         records = frontier.run_frontier(work, datasets, variants, seeds, checkpoints)
     except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
         parser.error(str(err))
@@ -198,24 +208,10 @@ def run_lira(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         scale, cells = check_run_arguments(args)
     except (ValueError, FileNotFoundError, ConnectionError) as err:
         parser.error(str(err))
-    import transformers
-
-    from . import lira, runner
-
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
     try:
-        runner.set_threads(args.threads)
-        work = runner.Runner(
-            scale,
-            args.out,
-            runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer),
-            data_dir=args.data_dir,
-            hub=args.hub,
-            device=args.device,
-            progress=not args.no_progress,
-            reference=args.reference,
-        )
+        work = engine_runner(args, scale, reference=args.reference)
+        from . import lira
+
         for cell in cells:
             lira.run_cell_references(work, cell, args.references)
     except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
@@ -234,25 +230,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 raise ValueError(f"--noise-multiplier: must be > 0, got {args.noise_multiplier}")
     except (ValueError, FileNotFoundError, ConnectionError) as err:
         parser.error(str(err))
-    import transformers  # torch comes in here, after every argument is known to be good
-
-    from . import runner
-
-    transformers.logging.set_verbosity_error()  # keep our own progress bars readable
-    transformers.logging.disable_progress_bar()
     try:
-        runner.set_threads(args.threads)
-        work = runner.Runner(
-            scale,
-            args.out,
-            runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer),
-            data_dir=args.data_dir,
-            hub=args.hub,
-            device=args.device,
-            progress=not args.no_progress,
-            accelerate=args.accelerate,
-            reference=args.reference,
-        )
+        work = engine_runner(args, scale, accelerate=args.accelerate, reference=args.reference)
+        from . import runner
+
         if canaries is not None:
             from dataclasses import replace
 
