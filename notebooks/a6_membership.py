@@ -24,13 +24,11 @@
 #
 # ```{admonition} Run it yourself
 # :class: tip
-# `make notebook NB=a6_membership` re-executes this page in place (about a minute: it reads
-# results, it does not train). The results themselves take about 20 minutes (the grid, three
-# seeds) and 55 minutes (the frontier, one seed) on 2 cores:
-# `python -m lorapriv_utils run --methods full,adapter,lora --ranks 8,16 --seeds 0,1,2 --out results/published`,
-# the same with `--methods flora,dpsgd,rowscale --ranks 8`, and
-# `python -m lorapriv_utils frontier --out results/published`. Each command resumes where it
-# stopped and skips what is current.
+# `make notebook NB=a6_membership` re-executes this page in place (well under a minute: it
+# reads results, it does not train). The results themselves took about 75 minutes on 2 cores:
+# the grid (three seeds), the frontier (one seed, with lower learning rates for the dense methods
+# and LoRA r = 8 and 16) and offline LiRA's reference models. `make results-a6` runs every
+# command that made them; each resumes where it stopped and skips what is current.
 # ```
 
 # %% tags=["hide-input"]
