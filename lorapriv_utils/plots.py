@@ -362,3 +362,44 @@ def rank_plot(ranks: pd.DataFrame):
     _legend_outside(axes[1], fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def composition_plot(m2: pd.DataFrame, delta: float):
+    """Paper B, M2: eps at ``delta`` against the number of steps, the noise alone (black) and M2 with a fresh A
+    each step (solid) or one frozen A (dashed), one colour per rank below d."""
+    style()
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    alone = m2.drop_duplicates("steps")
+    ax.plot(alone["steps"], alone["eps_noise_alone"], "k-", lw=2, label="noise alone")
+    for r, part in m2[m2["r"] < m2["d"]].groupby("r"):
+        line = ax.plot(part["steps"], part["eps_m2_fresh_A"], "o-", label=f"$r$ = {r}, fresh $A$")[0]
+        ax.plot(part["steps"], part["eps_m2_frozen_A"], "s--", color=line.get_color(), label=f"$r$ = {r}, frozen $A$")
+    ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=rf"$\varepsilon$ at $\delta = {delta:g}$")
+    _ticks_at(ax.xaxis, m2["steps"])
+    _legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def m1_profile_plot(m1: pd.DataFrame):
+    """Paper B, M1: delta(eps) of the noise alone (black), M1 with A secret (solid, +-2 s.e.) and with A
+    published (dashed), one colour per rank."""
+    style()
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    alone = m1.drop_duplicates("eps")
+    ax.plot(alone["eps"], alone["delta_noise_alone"], "k-", lw=2, label="noise alone")
+    for r, part in m1.groupby("r"):
+        line = ax.errorbar(
+            part["eps"],
+            part["delta_m1_secret_A"],
+            yerr=2 * part["secret_se"],
+            fmt="o-",
+            ms=3,
+            label=f"$r$ = {r}, $A$ secret",
+        )
+        color = line[0].get_color()
+        ax.plot(part["eps"], part["delta_m1_published_A"], "--", color=color, label=f"$r$ = {r}, $A$ published")
+    ax.set(yscale="log", xlabel=r"$\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
+    _legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -114,6 +114,22 @@ gauss = b1_vector_queries.gaussian_crosscheck([0.1, 0.5, 1.0, 2.0])
 display_table(gauss)
 
 # %% [markdown]
+# ## How aligned are real neighbouring gradients?
+#
+# Theorem 1 needs neighbouring queries with alignment $\rho$ close to 1; paper B's heuristic is
+# $\rho \approx 1 - c/B^2$ early in training. Here $\rho$ is measured on real gradients: the
+# engine's GPT-2 architecture at initialisation, the gradient of block 0's attention input
+# matrix, summed over a random batch of $B$ Penn Treebank sentences, against the same batch with
+# one sentence removed. `local_exponent` is the slope of $1-\rho$ against $B$ on log-log axes
+# (2 for $c/B^2$); `noise_scale_model` is $\nu/(2B(B+\nu))$ with $\nu$ the gradient noise
+# scale; `eps_d768_r16` is the exact $\varepsilon$ at $\delta = 10^{-5}$ that the noise-free
+# mechanism would have at that alignment, at $d = 768$ and $r = 16$.
+
+# %%
+alignment = b1_vector_queries.alignment_table(scale)
+display_table(alignment)
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger; only evidence checks are
@@ -121,8 +137,10 @@ display_table(gauss)
 
 # %% tags=["hide-input"]
 claims = b1_vector_queries.claims(law, support, profile, theorem, dpmap, gauss, scale)
+claims.append(b1_vector_queries.alignment_claim(alignment, scale))
 ledger.save_claims(b1_vector_queries.KEY, claims)
 plots.save_figure(map_fig, "b1_map")
-for name, value in b1_vector_queries.key_numbers(theorem, dpmap).items():
+numbers = {**b1_vector_queries.key_numbers(theorem, dpmap), **b1_vector_queries.alignment_numbers(alignment)}
+for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

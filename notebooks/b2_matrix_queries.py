@@ -90,6 +90,28 @@ growth = b2_matrix_queries.audit_growth((768, 64, 16, 32, "outer"), [100, 500, s
 display_table(growth)
 
 # %% [markdown]
+# ## LoRA's step is $MV$: checked on the engine's GPT-2
+#
+# Three steps of LoRA with $A$ frozen on the engine's own PEFT model (every block's `c_attn`,
+# random initialisation, random tokens). After each step, the change of the merged weights is
+# compared with the best multiple $c\,MG$ of the projected full gradient $G$ taken at the
+# weights before the step: the worst relative residual with plain SGD (a rounding-level number,
+# shown as the power of ten above it), the best one with AdamW, and the fitted $c$ against
+# $-\eta s^2$ (as relative error).
+
+# %%
+instance = b2_matrix_queries.instance_table([4, 16])
+display_table(instance[["r", "steps", "sgd_residual_shown", "adamw_best_residual", "multiple_rel_error_shown"]])
+
+# %% [markdown]
+# The entries of $A$, times $\sqrt r$, as the engine draws them and as PEFT initialises them by
+# default: a Wishart projection $W_m(I/r, r)$ needs them standard normal.
+
+# %%
+inits = b2_matrix_queries.init_table(8)
+display_table(inits)
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger (see
@@ -97,6 +119,7 @@ display_table(growth)
 
 # %% tags=["hide-input"]
 claims = b2_matrix_queries.claims(attacks, growth, residuals, scale)
+claims.append(b2_matrix_queries.instance_claim(instance, inits, scale))
 ledger.save_claims(b2_matrix_queries.KEY, claims)
 plots.save_figure(scores_fig, "b2_scores")
 for name, value in b2_matrix_queries.key_numbers(attacks, growth, residuals).items():

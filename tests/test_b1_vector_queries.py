@@ -23,3 +23,12 @@ def test_vector_queries_chapter(tiny_scale):
     verdicts = {c.claim_id: c.verdict for c in claims}
     assert verdicts == {"B-1.support": "holds", "B-1.theorem1": "holds", "B-1.no-noise": "qualified"}
     assert b1.key_numbers(theorem, b1.dp_map(768, [16], [0.999]))["b1_vector_queries_eps_r16_rho999"] > 1
+
+
+def test_alignment_of_real_gradients(tiny_scale):
+    scale = dataclasses.replace(tiny_scale, attack_trials=200)
+    curve = b1.alignment_table(scale, texts=64, batch_sizes=[2, 8, 32])
+    assert curve["one_minus_rho"].is_monotonic_decreasing
+    claim = b1.alignment_claim(curve, scale)
+    assert claim.claim_id in registered(b1.KEY)
+    assert claim.verdict in ("holds", "qualified", "fails")

@@ -24,3 +24,13 @@ def test_matrix_queries_chapter(tiny_scale):
         "A-v8.dp-by-design": "fails",  # the laws do not overlap
     }
     assert b2.key_numbers(attacks, growth, residuals)["b2_matrix_queries_auc_min"] == 1
+
+
+def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
+    instance = b2.instance_table([4], steps=2)
+    assert instance["sgd_worst_residual"].iloc[0] < 1e-5 and instance["adamw_best_residual"].iloc[0] > 0.1
+    inits = b2.init_table(4)
+    claim = b2.instance_claim(instance, inits, tiny_scale)
+    assert claim.claim_id in registered(b2.KEY)
+    assert claim.verdict == "qualified"  # AdamW and PEFT's default initialisation are the caveats
+    assert instance["sgd_residual_shown"].iloc[0].startswith("< 1e-")

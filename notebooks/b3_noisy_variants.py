@@ -1,0 +1,119 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Paper B, noisy variants checked: how much the projection adds to the noise
+#
+# This page measures paper B's effective-sensitivity ratio for M2, computes the privacy of
+# M2 (noise, then projection) and M1 (projection, then noise) against the Gaussian noise alone,
+# one step and composed over many, and does it twice: with $A$ secret, as paper B analyses the
+# mechanism, and with $A$ published, as a LoRA adapter ships it. The derivation is in
+# {doc}`../book/paper_b/b3_noisy_variants`.
+#
+# ```{admonition} Run it yourself
+# :class: tip
+# `make notebook NB=b3_noisy_variants` re-executes this page in place at the default scale
+# (`cpu-small`, about two minutes on a 2-core laptop); `LORAPRIV_SCALE=cpu-large` raises the
+# Monte Carlo draws tenfold to twentyfold.
+# ```
+
+# %% tags=["hide-input"]
+from myst_nb import glue
+
+from lorapriv_utils import ledger, plots
+from lorapriv_utils.chapters import b3_noisy_variants as b3
+from lorapriv_utils.numbers import display_table
+from lorapriv_utils.scale import current_scale
+
+scale = current_scale()
+print(
+    f"scale {scale.name}: {scale.attack_trials:,} real-matrix draws per rank, "
+    f"{scale.element_draws // 10:,} loss draws per M1 setting; d = {b3.D_GPT2}, mu = {b3.MU:g} per step"
+)
+
+# %% [markdown]
+# ## M2's ratio $\|P_A u\|^2 / \|u\|^2$
+#
+# For a fixed difference $u$ and $A$'s row space drawn at random, the ratio from real Gaussian
+# matrices against paper B's $r/d$ (`z`: the Monte Carlo estimate's distance from $r/d$ in
+# standard errors) and against the $\mathrm{Beta}(r/2, (d-r)/2)$ law (`ks_p_value`). The last
+# three columns give, as a multiple of $r/d$, the ratio that privacy at $\delta = 10^{-5}$
+# actually sees: the $\kappa$ for which the Gaussian mechanism with parameter
+# $\sqrt{\kappa}\,\mu$ has M2's $\varepsilon$ (one step; 100 steps with one frozen $A$; 100
+# steps with a fresh $A$ each).
+
+# %%
+ratios = b3.ratio_table([8, 64, 512], scale)
+display_table(ratios)
+
+# %% [markdown]
+# ## M2's privacy, one step and composed
+#
+# $\varepsilon$ at $\delta = 10^{-5}$ after $T$ steps of one fixed difference, each with the
+# noise alone's parameter $\mu = 1$: the noise alone; M2 with a fresh $A$ each step
+# (`dp-accounting`'s privacy-loss distribution of the mixture, composed); M2 with one frozen
+# $A$ (exact, by quadrature over the ratio's law). Rank 768 $= d$ is the identity projection
+# (table behind the toggle).
+
+# %% tags=["hide-output"]
+m2 = b3.m2_table([8, 64, 512, 768], [1, 3, 10, 30, 100])
+display_table(m2)
+
+# %% mystnb={"figure": {"caption": "$\\varepsilon$ at $\\delta = 10^{-5}$ of $T$ releases of the same difference with noise parameter $\\mu = 1$ per step, at $d = 768$: the noise alone (black), M2 with a fresh $A$ every step (solid) and with one frozen $A$, as in LoRA (dashed). The projection cuts $\\varepsilon$ by a large factor at small rank, by little at $r = 512$; freezing $A$ keeps a smaller share of the gain as steps accumulate. These guarantees need $A$ secret, or differences that do not depend on $A$.", "name": "fig-b3-composition"}, "image": {"alt": "Log-log lines of epsilon against the number of steps; the black noise-alone line lies on top, rank 512 just below it, ranks 64 and 8 far below; each dashed frozen-A line lies a little above its solid fresh-A line."}}
+composition_fig = plots.composition_plot(m2, b3.DELTA)
+
+# %% [markdown]
+# ## M1's privacy, one step
+#
+# $\delta(\varepsilon)$ of one M1 release $M v + e$ for unit neighbours $v, v'$ with
+# $\langle v, v'\rangle = 0.99$ and $\mu = \|v - v'\|/\sigma = 1$: the noise alone (exact);
+# $A$ secret (Monte Carlo over the exact privacy loss, with its standard error); $A$ published
+# (the average of the Gaussian $\delta$ with sensitivity $\|M(v - v')\|$ over its exact law).
+# Table behind the toggle.
+
+# %% tags=["hide-output"]
+m1 = b3.m1_table([8, 64, 512, 4096], [0.0, 0.5, 1.0, 2.0, 3.0], scale)
+display_table(m1)
+
+# %% mystnb={"figure": {"caption": "$\\delta(\\varepsilon)$ of one M1 release at $d = 768$, $\\rho = 0.99$, $\\mu = 1$: the noise alone (black), M1 with $A$ secret (solid, Monte Carlo $\\pm 2$ s.e.) and with $A$ published (dashed), one colour per rank. Secret, the projection's randomness makes M1 more private than the noise alone, most at small rank; published, M1 is less private than the noise alone at every rank, worst at small rank.", "name": "fig-b3-m1"}, "image": {"alt": "Log-scale curves of delta against epsilon; solid secret-A curves lie below the black noise-alone curve, lowest for rank 8; dashed published-A curves lie above it, near one for rank 8."}}
+m1_fig = plots.m1_profile_plot(m1)
+
+# %% [markdown]
+# ## Our instruments
+#
+# M1's loss from the one-dimensional representation against outputs from real Gaussian
+# matrices, and at twice the quadrature nodes; the law of $\|M u\|^2$ against real matrices;
+# the privacy-loss distribution at full rank against `dp-accounting`'s own Gaussian, and
+# against the quadrature at one step (it rounds pessimistically, so it may only be larger).
+
+# %%
+instr = b3.instrument_table(scale)
+display_table(instr)
+
+# %% [markdown]
+# ## Verdicts
+#
+# Computed from the tables above and written to the claims ledger; only evidence checks are
+# counted (see {doc}`../book/claims_ledger`). Paper B's last two claims here, that DP
+# low-rank fine-tuning can be more private than DP full fine-tuning at the same noise and
+# reaches a better accuracy, need training runs and stay pending.
+
+# %% tags=["hide-input"]
+claims = b3.claims(ratios, m2, m1, instr, scale)
+ledger.save_claims(b3.KEY, claims)
+plots.save_figure(composition_fig, "b3_composition")
+for name, value in b3.key_numbers(ratios, m2, m1).items():
+    glue(name, value, display=False)
+ledger.claims_frame(claims)

@@ -1,0 +1,132 @@
+"""Paper B's noisy variants (theory.noisy): the laws behind M1 and M2 and the privacy they give."""
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld
+from scipy import stats
+
+from lorapriv_utils.theory import noisy, wishart
+from lorapriv_utils.theory.montecarlo import rng_for
+
+
+def test_gauss_delta_matches_the_closed_form_and_vanishes_at_zero():
+    mus = np.array([0.0, 0.3, 1.0, 3.0])
+    got = noisy.gauss_delta(0.7, mus)
+    assert got[0] == 0.0
+    np.testing.assert_allclose(got[1:], [float(wishart.gaussian_delta(0.7, m)) for m in mus[1:]], rtol=1e-12)
+
+
+def test_gaussian_epsilon_matches_dp_accounting_and_composes_as_sqrt_steps():
+    ref = pld.from_gaussian_mechanism(1 / 0.8, value_discretization_interval=1e-4).get_epsilon_for_delta(1e-5)
+    assert noisy.gaussian_epsilon(1e-5, 0.8) == pytest.approx(ref, rel=1e-3)
+    assert noisy.gaussian_epsilon(1e-5, 0.5, steps=16) == pytest.approx(noisy.gaussian_epsilon(1e-5, 2.0), rel=1e-9)
+
+
+def test_epsilon_at_edges():
+    assert noisy.epsilon_at(0.5, lambda e: 0.1) == 0.0
+    assert math.isinf(noisy.epsilon_at(1e-5, lambda e: 0.1, eps_max=10))
+    with pytest.raises(ValueError, match="delta"):
+        noisy.epsilon_at(0.0, lambda e: 0.1)
+
+
+def test_ratio_from_real_matrices_follows_the_beta_law_with_mean_r_over_d():
+    beta = noisy.ratio_samples(40, 5, 3000, rng_for(1))
+    law = noisy.ratio_law(40, 5)
+    assert law.mean() == pytest.approx(5 / 40)
+    assert stats.kstest(beta, law.cdf).pvalue > 1e-3
+    assert abs(beta.mean() - 5 / 40) < 4 * beta.std() / math.sqrt(beta.size)
+
+
+@pytest.mark.parametrize("call", [lambda: noisy.ratio_law(8, 8), lambda: noisy.ratio_samples(8, 9, 3, rng_for(0))])
+def test_ratio_needs_a_rank_below_the_dimension(call):
+    with pytest.raises(ValueError, match="r = "):
+        call()
+
+
+def test_m2_delta_is_the_gaussian_average_over_the_ratio():
+    d, r, mu = 50, 4, 2.0
+    beta = noisy.ratio_samples(d, r, 4000, rng_for(2))
+    for eps in (0.0, 1.0):
+        vals = noisy.gauss_delta(eps, np.sqrt(3 * beta) * mu)
+        se = vals.std(ddof=1) / math.sqrt(vals.size)
+        assert abs(float(noisy.m2_delta(eps, mu, d, r, steps=3)[0]) - vals.mean()) < 4 * se
+
+
+def test_m2_amplifies_and_full_rank_gives_the_noise_alone():
+    eps = [0.5, 1.0, 2.0]
+    alone = noisy.gauss_delta(np.array(eps), 1.0)
+    np.testing.assert_allclose(noisy.m2_delta(eps, 1.0, 16, 16), alone, rtol=1e-12)
+    assert (noisy.m2_delta(eps, 1.0, 768, 8) < 0.2 * alone).all()
+
+
+def test_m2_pld_is_pessimistic_and_close_to_the_quadrature_at_one_step():
+    quad = noisy.epsilon_at(1e-5, lambda e: float(noisy.m2_delta(e, 1.0, 768, 16)[0]))
+    fresh = noisy.m2_fresh_epsilon(1e-5, 1.0, 768, 16)
+    assert quad <= fresh <= 1.02 * quad
+
+
+def test_m2_fresh_a_composes_better_than_a_frozen_a():
+    frozen = noisy.epsilon_at(1e-5, lambda e: float(noisy.m2_delta(e, 1.0, 768, 8, steps=50)[0]))
+    fresh = noisy.m2_fresh_epsilon(1e-5, 1.0, 768, 8, steps=50)
+    alone = noisy.gaussian_epsilon(1e-5, 1.0, steps=50)
+    assert fresh < frozen < alone
+
+
+def test_m1_norm_law_has_mean_one_plus_d_plus_one_over_r_and_matches_real_matrices():
+    d, r = 30, 6
+    fast = noisy.m1_norm_samples(d, r, 20000, rng_for(3))
+    assert abs(fast.mean() - (1 + (d + 1) / r)) < 4 * fast.std() / math.sqrt(fast.size)
+    direct = noisy.m1_norm_samples_direct(d, r, 3000, rng_for(4))
+    assert stats.ks_2samp(fast, direct).pvalue > 1e-3
+
+
+def test_m1_published_a_is_less_private_than_the_noise_alone():
+    norms2 = noisy.m1_norm_samples(768, 16, 20000, rng_for(5))
+    mean, se = noisy.m1_released_delta(1.0, 1.0, norms2)
+    assert mean - 4 * se > float(noisy.gauss_delta(1.0, 1.0))
+
+
+def test_m1_loss_is_a_likelihood_ratio():
+    # E_P[exp(-L)] = 1 for any pair of laws with the same support, and the mean loss (a KL divergence) is >= 0
+    pair = noisy.M1Pair(20, 3, 0.9, 1.5)
+    losses = noisy.m1_secret_losses(pair, 20000, rng_for(6))
+    w = np.exp(-losses)
+    assert abs(w.mean() - 1) < 4 * w.std() / math.sqrt(w.size)
+    assert losses.mean() > 0
+
+
+def test_m1_loss_representation_matches_real_matrices():
+    pair = noisy.M1Pair(24, 4, 0.95, 1.0)
+    a = pair.losses(*pair.sample(2000, rng_for(7)))
+    b = pair.losses(*pair.sample_direct(2000, rng_for(8)))
+    assert stats.ks_2samp(a, b).pvalue > 1e-3
+
+
+def test_m1_secret_a_amplifies_at_small_rank_and_not_at_huge_rank():
+    eps = 1.0
+    small = noisy.m1_secret_losses(noisy.M1Pair(64, 4, 0.99, 1.0), 20000, rng_for(9))
+    huge = noisy.m1_secret_losses(noisy.M1Pair(64, 10**6, 0.99, 1.0), 20000, rng_for(10))
+    alone = float(noisy.gauss_delta(eps, 1.0))
+    m, se = wishart.hockey_stick_mc(eps, small)
+    assert m + 4 * se < alone
+    m, se = wishart.hockey_stick_mc(eps, huge)
+    assert abs(m - alone) < 4 * se
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: noisy.M1Pair(20, 3, 1.0, 1.0), "identical"),
+        (lambda: noisy.M1Pair(20, 3, 0.9, 0.0), "mu"),
+        (lambda: noisy.M1Pair(2, 1, 0.9, 1.0), "d >= 3"),
+        (lambda: noisy.m2_delta(1.0, 1.0, 10, 0), "rank"),
+        (lambda: noisy.m2_delta(1.0, 1.0, 10, 2, steps=0), "steps"),
+        (lambda: noisy.m2_fresh_epsilon(1e-5, float("nan"), 10, 2), "mu"),
+        (lambda: noisy.m1_norm_samples(1, 1, 5, rng_for(0)), "dimension"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
