@@ -69,6 +69,21 @@ eq23 = a5_row_scaling.eq23_table(768, [8, 16, 32], [8, 16], 0.5, scale)
 display_table(eq23)
 
 # %% [markdown]
+# ## The noise on one row-scaled gradient
+#
+# Paper A says (after eq. 23) that, with row scaling, LoRA adds to each element of a per-sample
+# gradient a Gaussian-like noise of variance at least $((1-\Delta)/(1+\Delta))^2 c^2$. Here is
+# that noise, $\tilde g\,(A^\top A - I)$ for one row $\tilde g$ scaled by eq. 22 with the same
+# $A$, from real Gaussian matrices ($m = 64$, $\Delta = 1/2$, $c = 1$), for a row whose squared
+# norm is spread over its entries and one with 90% of it on one entry: the smallest element
+# variance and the variance on the largest entry (Monte Carlo and exact), and the exact excess
+# kurtosis on the largest entry (0 for a Gaussian; inf where the fourth moment diverges).
+
+# %%
+noise_var = a5_row_scaling.noise_variance_table([4, 8, 16, 64], scale)
+display_table(noise_var)
+
+# %% [markdown]
 # ## The multiplier of §5.1 (formula against measurement)
 #
 # Batches of 8 per-sample gradients ($n = 64$, $m = 256$) with four geometries, rows scaled as
@@ -121,9 +136,14 @@ display_table(a5_row_scaling.cost_table(cost))
 # {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = [*a5_row_scaling.claims(jl, eq23, mult, acct, scale), a5_row_scaling.cost_claim(cost, scale)]
+claims = [
+    *a5_row_scaling.claims(jl, eq23, mult, acct, scale),
+    a5_row_scaling.cost_claim(cost, scale),
+    a5_row_scaling.noise_variance_claim(noise_var, scale),
+]
 ledger.save_claims(a5_row_scaling.KEY, claims)
 plots.save_figure(mult_fig, "a5_multiplier")
-for name, value in a5_row_scaling.key_numbers(eq23, mult, acct, cost).items():
+numbers = {**a5_row_scaling.key_numbers(eq23, mult, acct, cost), **a5_row_scaling.noise_numbers(noise_var)}
+for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

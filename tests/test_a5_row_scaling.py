@@ -85,3 +85,13 @@ def test_audit_records_are_tabulated_and_verified(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({**record("lora"), "audit": {}}))
     with pytest.raises(ValueError, match="checksum"):
         a5.load_audits(tmp_path)
+
+
+def test_one_sample_noise_verdict(tiny_scale):
+    scale = dataclasses.replace(tiny_scale, attack_trials=400)
+    table = a5.noise_variance_table([4, 16], scale)
+    assert (table["var_min_mc"] > table["paper_bound"]).all()
+    claim = a5.noise_variance_claim(table, scale)
+    assert claim.claim_id in registered(a5.KEY)
+    assert claim.verdict == "qualified"  # heavy tails along a dominant entry at rank 4
+    assert a5.noise_numbers(table)["a5_row_scaling_noise_kurt_r"] == 16

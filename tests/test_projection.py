@@ -80,3 +80,37 @@ def test_jl_as_quoted_fails_for_very_small_p():
     for p, holds in ((1e-9, True), (1e-12, False)):
         upper, _ = P.jl_tails(0.5, P.jl_rank(0.5, p))
         assert (upper <= p / 2) is holds
+
+
+def test_row_scaled_noise_matches_its_exact_law_and_exceeds_paper_as_bound():
+    from scipy import stats
+
+    g = np.zeros(20)
+    g[0], g[1:10] = math.sqrt(0.8), math.sqrt(0.2 / 9)  # entries 10 to 19 are zero
+    noise = P.row_scaled_noise(g, 12, 0.5, 1.0, 20000, np.random.default_rng(4))
+    var, kurt = P.row_scaled_noise_law(g, 12, 0.5, 1.0)
+    np.testing.assert_allclose(noise.var(axis=0), var, rtol=0.06)
+    assert stats.kurtosis(noise[:, 0]) == pytest.approx(kurt[0], abs=0.3)
+    assert var.min() >= (1 - 0.5) ** 2 * 0.999 > P.paper_noise_bound(0.5, 1.0)
+    # orthogonal to the row the noise is exactly Gaussian (and centred)
+    assert stats.kstest(noise[:, 15] / math.sqrt(var[15]), "norm").pvalue > 1e-3
+
+
+def test_row_scaled_noise_has_no_variance_at_rank_two_and_no_kurtosis_at_rank_four():
+    g = np.ones(8)
+    var2, _ = P.row_scaled_noise_law(g, 2, 0.5, 1.0)
+    var4, kurt4 = P.row_scaled_noise_law(g, 4, 0.5, 1.0)
+    assert np.isinf(var2).all() and np.isfinite(var4).all() and np.isinf(kurt4).all()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: P.row_scaled_noise(np.zeros(4), 2, 0.5, 1.0, 3, np.random.default_rng(0)), "non-zero"),
+        (lambda: P.row_scaled_noise(np.ones(4), 0, 0.5, 1.0, 3, np.random.default_rng(0)), "rank"),
+        (lambda: P.row_scaled_noise_law(np.ones(4), 0, 0.5, 1.0), "rank"),
+    ],
+)
+def test_row_scaled_noise_rejects_bad_inputs(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

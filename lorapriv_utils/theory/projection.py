@@ -143,3 +143,73 @@ def simultaneous_probabilities(
         frob = (1 - delta) * np.sqrt(np.mean(1.0 / ratio**2, axis=1))
         frob_ok += bool(np.all((frob >= (1 - delta) / (1 + delta)) & (frob <= 1.0)))
     return {"all_rows": rows_ok / draws, "frobenius": frob_ok / draws}
+
+
+def _check_rank_r(r: int) -> int:
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
+        raise ValueError(f"the rank r must be an integer >= 1, got {r!r}")
+    return int(r)
+
+
+def row_scaled_noise(
+    g_row: np.ndarray, r: int, delta: float, c: float, draws: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``draws`` samples of LoRA's noise on one row-scaled gradient row, g~ (A^T A - I) with g~ = g scaled by
+    eq. 22 (the same A scales and projects), from real Gaussian matrices: shape (draws, m)."""
+    _check_rank_r(r)
+    g_row = np.asarray(g_row, dtype=float)
+    if g_row.ndim != 1 or not np.any(g_row):
+        raise ValueError("g_row must be one non-zero gradient row (a 1-d array)")
+    m = g_row.size
+    out = np.empty((draws, m))
+    for k in range(draws):
+        A = sample_projection(rng, r, m)
+        scaled = row_scale(g_row[None, :], A, delta, c)[0]
+        out[k] = (scaled @ A.T) @ A - scaled
+    return out
+
+
+def _along_moments(r: int) -> tuple[float, float]:
+    """Variance and fourth cumulant of |a| - 1/|a|, |a|^2 = chi^2_r / r (infinite when r <= 2, resp. r <= 4)."""
+    from math import comb
+
+    from scipy.special import gammaln
+
+    def raw_norm(k: int) -> float:  # E |a|^k = (2/r)^(k/2) Gamma(r/2 + k/2) / Gamma(r/2), finite for k > -r
+        if k <= -r:
+            return math.inf
+        return math.exp(0.5 * k * math.log(2 / r) + gammaln((r + k) / 2) - gammaln(r / 2))
+
+    def raw(n: int) -> float:  # E (|a| - 1/|a|)^n
+        return sum(comb(n, i) * (-1) ** (n - i) * raw_norm(2 * i - n) for i in range(n + 1))
+
+    if r <= 2:
+        return math.inf, math.inf
+    m1, m2 = raw(1), raw(2)
+    var = m2 - m1 * m1
+    if r <= 4:
+        return var, math.inf
+    m3, m4 = raw(3), raw(4)
+    mu4 = m4 - 4 * m1 * m3 + 6 * m1 * m1 * m2 - 3 * m1**4
+    return var, mu4 - 3 * var * var
+
+
+def row_scaled_noise_law(g_row: np.ndarray, r: int, delta: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact per-element variance and excess kurtosis of :func:`row_scaled_noise`.  With u = g / |g| and a = A u ~
+    N(0, I_r / r), the noise is K [(|a| - 1/|a|) u + w], K = (1 - Delta) sqrt(r) c, w ~ N(0, (I - u u^T) / r)
+    independent of a, so Var_j = K^2 [u_j^2 Var(|a| - 1/|a|) + (1 - u_j^2) / r] (infinite for r <= 2) and the
+    excess kurtosis is u_j^4 k4(|a| - 1/|a|) K^4 / Var_j^2 (infinite for r <= 4 where u_j != 0)."""
+    _check_rank_r(r)
+    u = np.asarray(g_row, dtype=float) / np.linalg.norm(g_row)
+    var_along, k4_along = _along_moments(r)
+    K2 = (1 - delta) ** 2 * r * c * c
+    u2 = u * u
+    with np.errstate(invalid="ignore"):
+        var = K2 * (u2 * var_along + (1 - u2) / r)
+        kurt = np.where(u2 > 0, K2 * K2 * u2 * u2 * k4_along / var**2, 0.0)
+    return var, kurt
+
+
+def paper_noise_bound(delta: float, c: float) -> float:
+    """Paper A's lower bound on that variance (after eq. 23): ((1 - Delta) / (1 + Delta))^2 c^2."""
+    return ((1 - delta) / (1 + delta)) ** 2 * c * c
