@@ -365,15 +365,22 @@ def rank_plot(ranks: pd.DataFrame):
 
 
 def composition_plot(m2: pd.DataFrame, delta: float):
-    """Paper B, M2: eps at ``delta`` against the number of steps, the noise alone (black) and M2 with a fresh A
-    each step (solid) or one frozen A (dashed), one colour per rank below d."""
+    """Paper B, M2: eps at ``delta`` against the number of steps, the noise alone (black), M2 with a fresh A each
+    step (solid, a certificate) and with one frozen A and a fixed difference (dashed, a scenario), one colour per
+    rank below d."""
     style()
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
     alone = m2.drop_duplicates("steps")
     ax.plot(alone["steps"], alone["eps_noise_alone"], "k-", lw=2, label="noise alone")
     for r, part in m2[m2["r"] < m2["d"]].groupby("r"):
         line = ax.plot(part["steps"], part["eps_m2_fresh_A"], "o-", label=f"$r$ = {r}, fresh $A$")[0]
-        ax.plot(part["steps"], part["eps_m2_frozen_A"], "s--", color=line.get_color(), label=f"$r$ = {r}, frozen $A$")
+        ax.plot(
+            part["steps"],
+            part["eps_m2_frozen_A_fixed_difference"],
+            "s--",
+            color=line.get_color(),
+            label=f"$r$ = {r}, frozen $A$, fixed difference",
+        )
     ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=rf"$\varepsilon$ at $\delta = {delta:g}$")
     _ticks_at(ax.xaxis, m2["steps"])
     _legend_outside(ax, fontsize=8)

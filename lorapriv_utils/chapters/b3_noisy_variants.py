@@ -64,9 +64,9 @@ def ratio_table(ranks: list[int], scale: Scale, d: int = D_GPT2) -> pd.DataFrame
 
 
 def m2_table(ranks: list[int], steps: list[int], d: int = D_GPT2) -> pd.DataFrame:
-    """eps at delta = 1e-5 after T steps: the noise alone, M2 with a fresh A each step (PLD composition), M2 with
-    one frozen A and the same difference every step (exact mixture), and at T = 1 the mixture by quadrature
-    against the PLD (an instrument)."""
+    """eps at delta = 1e-5 after T steps: the noise alone; M2 with a fresh A each step (PLD composition, valid
+    for adaptively chosen differences: a certificate); M2 with one frozen A and one difference fixed in advance
+    (exact mixture: a scenario, not a certificate, since with A frozen the releases reveal A's row space)."""
     rows = []
     for r in ranks:
         for T in steps:
@@ -78,7 +78,7 @@ def m2_table(ranks: list[int], steps: list[int], d: int = D_GPT2) -> pd.DataFram
                     "steps": T,
                     "eps_noise_alone": noisy.gaussian_epsilon(DELTA, MU, steps=T),
                     "eps_m2_fresh_A": noisy.m2_fresh_epsilon(DELTA, MU, d, r, steps=T),
-                    "eps_m2_frozen_A": frozen,
+                    "eps_m2_frozen_A_fixed_difference": frozen,
                 }
             )
     return rounded_frame(pd.DataFrame(rows), 4)
@@ -88,10 +88,11 @@ def m1_table(ranks: list[int], eps_grid: list[float], scale: Scale, rho: float =
     """delta(eps) of one M1 release for unit neighbours with alignment rho: the noise alone (exact), A secret
     (Monte Carlo over the exact loss), A published (Monte Carlo over the exact law of |M u|)."""
     rows = []
-    n = scale.element_draws // 10
     for r in ranks:
+        n = scale.element_draws // 10 if r < d else scale.element_draws  # at r >= d the gain is small: more draws
         pair = noisy.M1Pair(d, r, rho, MU)
         losses = noisy.m1_secret_losses(pair, n, rng_for(scale.seed, _M1, d, r))
+        ratio = np.exp(-losses)  # E[exp(-L)] = 1 under v: a check of the density formula
         norms2 = noisy.m1_norm_samples(d, r, n, rng_for(scale.seed, _NORMS, d, r))
         for eps in eps_grid:
             secret, secret_se = wishart.hockey_stick_mc(eps, losses)
@@ -108,6 +109,8 @@ def m1_table(ranks: list[int], eps_grid: list[float], scale: Scale, rho: float =
                     "delta_m1_published_A": released,
                     "published_se": released_se,
                     "draws": n,
+                    "mean_exp_neg_loss": float(ratio.mean()),
+                    "mean_exp_neg_loss_se": float(ratio.std(ddof=1) / math.sqrt(n)),
                 }
             )
     return rounded_frame(pd.DataFrame(rows))
@@ -156,7 +159,8 @@ def instrument_table(scale: Scale) -> pd.DataFrame:
     gauss = pld.from_gaussian_mechanism(1.0 / MU, value_discretization_interval=1e-3).get_epsilon_for_delta(DELTA)
     rows.append(
         {
-            "check": "M2 PLD with r = d (no reduction) vs dp-accounting's Gaussian PLD (relative eps gap)",
+            "check": "M2 PLD built by our rounding at r = d (all mass at beta = 1) vs dp-accounting's Gaussian PLD "
+            "(relative eps gap)",
             "value": abs(noisy.m2_fresh_epsilon(DELTA, MU, 8, 8) - gauss) / gauss,
             "reference": 1e-3,
             "kind": "<=",
@@ -165,11 +169,51 @@ def instrument_table(scale: Scale) -> pd.DataFrame:
     for r in (8, 64):
         quad = noisy.epsilon_at(DELTA, lambda e, r=r: float(noisy.m2_delta(e, MU, D_GPT2, r)[0]))
         fresh = noisy.m2_fresh_epsilon(DELTA, MU, D_GPT2, r)
+        exact = noisy.m2_fresh_same_difference_epsilon(
+            DELTA, MU, D_GPT2, r, 100, 50 * scale.attack_trials, rng_for(scale.seed, _M1_INSTR, r, 5)
+        )
+        fresh100 = noisy.m2_fresh_epsilon(DELTA, MU, D_GPT2, r, steps=100)
+        for name, value, ref, kind in (
+            (
+                f"M2 one step, PLD vs quadrature (relative eps gap), r={r}: not below",
+                (fresh - quad) / quad,
+                -1e-3,
+                ">=",
+            ),
+            (
+                f"M2 one step, PLD vs quadrature (relative eps gap), r={r}: pessimistic by at most 2%",
+                (fresh - quad) / quad,
+                0.02,
+                "<=",
+            ),
+            (
+                f"M2 100 steps, fresh A: PLD vs exact average over the ratios' sum (relative eps gap), r={r}: "
+                "not below",
+                (fresh100 - exact) / exact,
+                -1e-2,
+                ">=",
+            ),
+            (
+                f"M2 100 steps, fresh A: PLD vs exact average over the ratios' sum (relative eps gap), r={r}: "
+                "pessimistic by at most 5%",
+                (fresh100 - exact) / exact,
+                0.05,
+                "<=",
+            ),
+        ):
+            rows.append({"check": name, "value": value, "reference": ref, "kind": kind})
+    pair = noisy.M1Pair(5, 3, 0.9, MU)
+    y1, y2, R = pair.sample(3, rng_for(scale.seed, _M1_INSTR, 9))
+    for i in range(3):
+        y = np.zeros(pair.d)
+        y[0], y[1], y[2] = y1[i], y2[i], math.sqrt(R[i])
+        direct, se = pair.log_density_direct(y, 50 * scale.attack_trials, rng_for(scale.seed, _M1_INSTR, 10, i))
         rows.append(
             {
-                "check": f"M2 one step, PLD (pessimistic) vs quadrature (relative eps gap), r={r}",
-                "value": (fresh - quad) / quad,
-                "reference": 0.02,
+                "check": f"M1 density (A secret) by quadrature vs averaged over real matrices, output {i + 1} "
+                "(|log difference| in standard errors), d=5, r=3",
+                "value": abs(float(pair.log_density(y1[i], y2[i], R[i])[0]) - direct) / se,
+                "reference": 4.0,
                 "kind": "<=",
             }
         )
@@ -180,7 +224,7 @@ def instrument_table(scale: Scale) -> pd.DataFrame:
     return rounded_frame(frame, 4)
 
 
-def _instrument_checks(instr: pd.DataFrame, ratios: pd.DataFrame) -> list:
+def _instrument_checks(instr: pd.DataFrame, ratios: pd.DataFrame, m1: pd.DataFrame) -> list:
     checks = [
         check_bound(r.check, r.value, r.reference, direction=r.kind, role="instrument") for r in instr.itertuples()
     ]
@@ -194,12 +238,22 @@ def _instrument_checks(instr: pd.DataFrame, ratios: pd.DataFrame) -> list:
         )
         for r in ratios.itertuples()
     ]
+    per_rank = m1.drop_duplicates("r")
+    checks += [
+        check_estimate(
+            f"M1 loss with A secret: E[exp(-L)] = 1 (a likelihood ratio), r={int(r.r)}",
+            Estimate(r.mean_exp_neg_loss, r.mean_exp_neg_loss_se, int(r.draws)),
+            1.0,
+            role="instrument",
+        )
+        for r in per_rank.itertuples()
+    ]
     return checks
 
 
 def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.DataFrame, scale: Scale) -> list[Claim]:
     """Ledger entries for M2's ratio, M1's amplification and "stronger than the noise alone"."""
-    instruments = _instrument_checks(instr, ratios)
+    instruments = _instrument_checks(instr, ratios, m1)
     out = []
 
     checks = [
@@ -212,8 +266,8 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
     ]
     checks += [
         check_bound(
-            f"the ratio privacy sees (delta = {DELTA:g}, 100 steps, A frozen) within 25% of r/d, r={int(r.r)}",
-            r.kappa_100_frozen,
+            f"the ratio one step's privacy sees (delta = {DELTA:g}) within 25% of r/d, r={int(r.r)}",
+            r.kappa_1_step,
             1.25,
             role="caveat",
         )
@@ -226,24 +280,24 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
             scale=scale.name,
             checks=checks + instruments,
             summary=f"mean ratio = r/d at every rank tested (r = {', '.join(str(int(r)) for r in ratios.r)}, d = "
-            f"{int(small.d)}); the ratio that sets eps at delta = {DELTA:g} is {small.kappa_100_fresh:.3g} r/d "
-            f"over 100 steps with a fresh A, but {small.kappa_100_frozen:.3g} r/d with A frozen (r = {int(small.r)})",
-            note="The ratio is a random variable, Beta(r/2, (d-r)/2): r/d is its mean, and at small rank its spread is "
-            "about sqrt(2/r) of the mean. With a fresh A every step the spread averages out; with A frozen (LoRA) it "
-            "does not, and privacy at small delta follows the ratio's upper tail. If A is known and the differences "
-            "may depend on it, a difference in A's row space has ratio 1: no reduction is guaranteed.",
+            f"{int(small.d)}); the ratio that sets one step's eps at delta = {DELTA:g} is {small.kappa_1_step:.3g} "
+            f"r/d at r = {int(small.r)} ({small.kappa_100_fresh:.3g} r/d over 100 steps with a fresh A)",
+            note="The ratio is a random variable, Beta(r/2, (d-r)/2): r/d is its mean, and at small rank its spread "
+            "is about sqrt(2/r) of the mean, so privacy at small delta sees its upper tail. Over many steps with a "
+            "fresh A the spread averages out. With A frozen the releases reveal A's row space, and a difference that "
+            "depends on them may lie in it (ratio 1): no reduction is guaranteed.",
         )
     )
 
     base = m1.loc[m1["eps"] == 1.0].set_index("r")
-    resolved = [r for r in base.index if r <= 512]
+    d = int(base.d.iloc[0])
     checks = [
         check_bound(
             f"A secret, r={r}: delta(1) + 4 SE below the noise alone's",
             base.loc[r, "delta_m1_secret_A"] + 4 * base.loc[r, "secret_se"],
             base.loc[r, "delta_noise_alone"],
         )
-        for r in resolved
+        for r in base.index
     ]
     checks += [
         check_bound(
@@ -254,64 +308,51 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
         )
         for r in base.index
     ]
-    top = int(base.index.max())
     out.append(
         Claim(
             claim_id="B-3.m1",
             scale=scale.name,
             checks=checks + instruments,
-            summary=f"vector queries, d = {int(base.d.iloc[0])}, rho = {base.rho.iloc[0]}, mu = {MU:g}: at eps = 1, "
-            f"delta with A secret is "
+            summary=f"vector queries, d = {d}, rho = {base.rho.iloc[0]}, mu = {MU:g}: at eps = 1, delta with A secret "
+            "is "
             + ", ".join(f"{base.loc[r, 'delta_m1_secret_A']:.3g} (r = {r})" for r in base.index)
             + f" against {base.delta_noise_alone.iloc[0]:.3g} for the noise alone; with A published "
             + ", ".join(f"{base.loc[r, 'delta_m1_published_A']:.3g} (r = {r})" for r in base.index),
-            note="With A secret the projection's randomness adds noise of variance about U/r across the query and M1 "
-            "amplifies, most at small rank, vanishing as r grows (M tends to I); at r = "
-            f"{top} the gain is within our Monte Carlo error. With A published, given A M1 is the Gaussian mechanism "
-            "with sensitivity |M dv|, of mean square (1 + (d+1)/r) |dv|^2: less private than the noise alone at "
-            "every rank. Only vector queries were computed; paper B's alignment conditions for matrix queries, where "
-            "the other columns reveal M, were not.",
+            note="Tested on vector queries only, the analogue we can compute exactly; paper B's statement is about "
+            "matrix queries under alignment conditions, where the other columns of a release reveal M, and that "
+            "version is not tested here. With A secret the projection's randomness adds noise of variance about U/r "
+            "across the query: M1 amplifies at every rank, most at small rank, less as r grows past d (M tends to I). "
+            "The published-A caveat is the threat model of a LoRA checkpoint, which paper B does not claim: given A, "
+            "M1 is the Gaussian mechanism with sensitivity |M dv|, of mean square (1 + (d+1)/r) |dv|^2, so it is "
+            "expected to fail, and does at every rank.",
         )
     )
 
     checks = []
-    for r in sorted(set(m2["r"])):
-        if r >= int(m2["d"].iloc[0]):
-            continue
-        for row in m2[m2["r"] == r].itertuples():
-            checks.append(
-                check_bound(
-                    f"M2, r={r}, {row.steps} step(s), A fresh: eps below the noise alone's",
-                    row.eps_m2_fresh_A,
-                    row.eps_noise_alone,
-                )
+    for row in m2[m2["r"] < m2["d"]].itertuples():
+        checks.append(
+            check_bound(
+                f"M2, r={row.r}, {row.steps} step(s), fresh A: eps at least 5% below the noise alone's",
+                row.eps_m2_fresh_A,
+                0.95 * row.eps_noise_alone,
             )
-            checks.append(
-                check_bound(
-                    f"M2, r={r}, {row.steps} step(s), A frozen, same difference: eps below the noise alone's",
-                    row.eps_m2_frozen_A,
-                    row.eps_noise_alone,
-                )
-            )
-    checks += [c for c in out[1].checks if c.role == "core"]
-    checks += [c for c in out[1].checks if c.role == "caveat"]
+        )
+    checks += [c for c in out[1].checks if c.role in ("core", "caveat")]
+    top = m2[(m2["steps"] == m2["steps"].max()) & (m2["r"] < m2["d"])]
     out.append(
         Claim(
             claim_id="B-3.stronger",
             scale=scale.name,
             checks=checks + instruments,
-            summary="with A secret or fresh each step, both variants beat the noise alone at every rank below d we "
-            "tried (M2: eps "
-            + ", ".join(
-                f"{row.eps_m2_fresh_A:.3g} against {row.eps_noise_alone:.3g} (r = {int(row.r)}, {row.steps} steps)"
-                for row in m2[(m2["steps"] == m2["steps"].max()) & (m2["r"] < m2["d"])].itertuples()
-            )
-            + "); with A published M1 is worse than the noise alone",
-            note="M2's numbers hold for A published too, but only for differences fixed before A is drawn. A LoRA "
-            "adapter publishes its frozen A, and DP must cover differences that depend on it (adaptive composition): "
-            "a difference in A's row space is released with the noise alone's parameter, so the guarantee that "
-            "certifies such a release is the noise alone's. At r >= d the projection is the identity and nothing is "
-            "gained.",
+            summary="M2 with a fresh A each step certifies eps "
+            + ", ".join(f"{row.eps_m2_fresh_A:.3g} (r = {int(row.r)})" for row in top.itertuples())
+            + f" against {top.eps_noise_alone.iloc[0]:.3g} for the noise alone after {int(top.steps.iloc[0])} steps; "
+            "M1 with A secret beats the noise alone at every rank tried; with A published M1 is worse than it",
+            note="M2 is a post-processing of the noise alone's release, so it is never less private; the checks ask "
+            "for a gain of at least 5%. The certificates assume a fresh A at every step. LoRA freezes A, and then the "
+            "releases reveal A's row space (after r steps exactly), differences that depend on past releases may lie "
+            "in it, and the guarantee that certifies such a release is the noise alone's, whether A is published or "
+            "not. At r >= d the projection is the identity and nothing is gained.",
         )
     )
     return out
@@ -333,7 +374,8 @@ def key_numbers(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame) -> dic
         "eps_m2_1": one.eps_m2_fresh_A,
         "eps_noise_T": row.eps_noise_alone,
         "eps_fresh_T": row.eps_m2_fresh_A,
-        "eps_frozen_T": row.eps_m2_frozen_A,
+        "eps_frozen_T": row.eps_m2_frozen_A_fixed_difference,
+        "kappa_one": small.kappa_1_step,
         "kappa_fresh": small.kappa_100_fresh,
         "kappa_frozen": small.kappa_100_frozen,
         "m1_r": r_small,

@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 
 from ..numbers import check_order
-from ..scale import ModelSpec
+from ..scale import ModelSpec, Scale
 
 
 def ptb_texts(count: int) -> list[str]:
@@ -34,11 +34,33 @@ def ptb_texts(count: int) -> list[str]:
     return lines[:count]
 
 
+def _gradients(model, tokenizer, texts: list[str], layer: int, context: int) -> np.ndarray:
+    if not 0 <= layer < model.config.n_layer:
+        raise ValueError(
+            f"layer must lie in [0, {model.config.n_layer - 1}] for a {model.config.n_layer}-block model, got {layer}"
+        )
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    weight = model.transformer.h[layer].attn.c_attn.weight
+    weight.requires_grad_(True)
+    rows = []
+    for text in texts:
+        ids = tokenizer(text)["input_ids"][:context]
+        if len(ids) < 2:
+            raise ValueError(f"the text {text!r} has fewer than 2 tokens: no next-token loss")
+        weight.grad = None
+        batch = torch.tensor([ids])
+        model(batch, labels=batch).loss.backward()
+        rows.append(weight.grad.detach().double().numpy().ravel().copy())
+    return np.array(rows)
+
+
 def per_text_gradients(
     texts: list[str], seed: int = 0, layer: int = 0, context: int = 64, spec: ModelSpec | None = None
 ) -> np.ndarray:
     """One row per text: the gradient of its mean token loss with respect to block ``layer``'s ``c_attn`` weight,
-    flattened, for the engine's GPT-2 architecture at its random initialisation (``seed``)."""
+    flattened, for the engine's GPT-2 architecture at its random initialisation (``seed``), GPT-2's tokenizer."""
     from transformers import GPT2LMHeadModel
 
     from . import models, tokenization
@@ -50,21 +72,19 @@ def per_text_gradients(
     with _quiet():
         tokenizer = tokenization.gpt2_tokenizer()
         torch.manual_seed(seed)
-        model = GPT2LMHeadModel(models.small_config(spec, len(tokenizer), tokenizer.eos_token_id)).eval()
-        for p in model.parameters():
-            p.requires_grad_(False)
-        weight = model.transformer.h[layer].attn.c_attn.weight
-        weight.requires_grad_(True)
-        rows = []
-        for text in texts:
-            ids = tokenizer(text)["input_ids"][:context]
-            if len(ids) < 2:
-                raise ValueError(f"the text {text!r} has fewer than 2 tokens: no next-token loss")
-            weight.grad = None
-            batch = torch.tensor([ids])
-            model(batch, labels=batch).loss.backward()
-            rows.append(weight.grad.detach().double().numpy().ravel().copy())
-    return np.array(rows)
+        model = GPT2LMHeadModel(models.small_config(spec, len(tokenizer), tokenizer.eos_token_id))
+        return _gradients(model, tokenizer, texts, layer, context)
+
+
+def pretrained_gradients(texts: list[str], scale: Scale, layer: int = 0, context: int = 64) -> tuple[np.ndarray, dict]:
+    """The same for the scale's pre-trained base model (pre-trained offline, or loaded from the cache) and its
+    tokenizer: the start of fine-tuning.  Returns the gradients and the base model's record."""
+    from . import models
+    from .lora_step import _quiet
+
+    with _quiet():
+        model, tokenizer, info = models.pretrained_base(scale)
+        return _gradients(model, tokenizer, texts, layer, context), info
 
 
 def noise_scale(grads: np.ndarray) -> float:
@@ -107,3 +127,53 @@ def local_exponents(curve: pd.DataFrame) -> np.ndarray:
     """-d log(1 - rho) / d log B between consecutive batch sizes (2 for c / B^2, 1 for c / B)."""
     gap, B = np.log(curve["one_minus_rho"].to_numpy()), np.log(curve["B"].to_numpy(dtype=float))
     return -np.diff(gap) / np.diff(B)
+
+
+PRETRAINED_BATCHES = (2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def pretrained_record(scale: Scale, texts: int = 512, draws: int = 1000) -> dict:
+    """1 - rho against the batch size at the start of fine-tuning (the scale's pre-trained base on Penn Treebank's
+    training lines), with how, where and when it was measured."""
+    import time
+
+    from ..provenance import git_commit, git_dirty, package_versions, runtime
+
+    start = time.perf_counter()
+    grads, info = pretrained_gradients(ptb_texts(texts), scale)
+    curve = alignment_curve(grads, list(PRETRAINED_BATCHES), draws, np.random.default_rng([scale.seed, 6]))
+    return {
+        "curve": curve.to_dict(orient="list"),
+        "noise_scale": noise_scale(grads),
+        "dim": int(grads.shape[1]),
+        "texts": texts,
+        "scale": scale.name,
+        "base": {k: info[k] for k in ("source", "cache_key", "spec", "seed")},
+        "measured_on": {
+            **runtime(),
+            "versions": package_versions(("torch", "transformers", "numpy")),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+        },
+        "wall_seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m lorapriv_utils.mia.alignment PATH``: measure at the start of fine-tuning, write JSON atomically."""
+    import json
+    import sys
+
+    from ..files import atomic_write_text
+    from ..scale import current_scale
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        raise SystemExit("usage: python -m lorapriv_utils.mia.alignment PATH.json  (scale from LORAPRIV_SCALE)")
+    record = pretrained_record(current_scale())
+    atomic_write_text(args[0], json.dumps(record, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

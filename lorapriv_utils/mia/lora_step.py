@@ -24,6 +24,7 @@ import torch
 from scipy import stats
 from transformers import GPT2LMHeadModel
 
+from ..numbers import check_positive
 from ..scale import ModelSpec
 from . import finetune, models
 
@@ -111,10 +112,14 @@ def step_residuals(
 
 
 @_quiet()
-def sgd_scale(rank: int, lr: float = 0.05, seed: int = 0) -> tuple[float, float]:
-    """(c fitted on one SGD step, -lr s^2 as derived): the multiple of M G that a step releases."""
+def sgd_scale(rank: int, lr: float = 0.05, seed: int = 0, scaling: float = 2.0) -> tuple[float, float]:
+    """(c fitted on one SGD step, -lr s^2 as derived): the multiple of M G that a step releases, with PEFT's
+    scaling s = lora_alpha / r set to ``scaling`` (the engine uses 1, where s, s^2 and 1 coincide)."""
+    check_positive("scaling", scaling)
     model = tiny_model(seed)
     peft_model, params, _ = finetune.prepare(model, "lorafa", rank, seed)
+    for lora_layer in finetune.lora_layers(peft_model):
+        lora_layer.scaling["default"] = scaling  # lora_alpha = scaling * r
     layer = finetune.lora_layers(peft_model)[0]
     s = float(layer.scaling["default"])
     ids = _batch(model, 4, 32, seed + 1)
@@ -148,9 +153,11 @@ def a_entries(rank: int, init: str, seed: int = 0) -> np.ndarray:
 
 
 def normality(entries: np.ndarray) -> dict[str, float]:
-    """Variance, excess kurtosis and the KS p-value of scaled A entries against N(0, 1)."""
+    """Variance, excess kurtosis, the KS p-value of scaled A entries against N(0, 1) (law and scale) and of the
+    standardised entries (shape only)."""
     return {
         "variance": float(entries.var()),
         "excess_kurtosis": float(stats.kurtosis(entries)),
         "ks_p_value": float(stats.kstest(entries, "norm").pvalue),
+        "ks_p_value_shape": float(stats.kstest((entries - entries.mean()) / entries.std(), "norm").pvalue),
     }

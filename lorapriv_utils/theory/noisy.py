@@ -144,18 +144,23 @@ def m2_fresh_pld(mu: float, d: int, r: int, interval: float = 1e-3, bins: int = 
     mu = _check_mu(mu)
     _check_dims(d, r)
     check_positive("interval", interval)
-    if r >= d:
-        return pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, value_discretization_interval=interval)
-    law = ratio_law(d, r)
-    # quantile levels: even in the bulk, geometric towards 1 (where delta is decided), then the rest at beta = 1
-    bulk = np.linspace(0.0, 0.99, bins // 2 + 1)[1:]
-    tail = 1 - np.geomspace(1e-2, 1e-12, bins // 2 + 1)[1:]
-    levels = np.concatenate([bulk, tail])
-    weights = np.diff(np.concatenate([[0.0], levels]))
-    uppers = law.ppf(levels)
+    if r >= d:  # the projection is onto all of R^d: every bit of mass at beta = 1
+        weights, uppers = np.array([1.0]), np.array([1.0])
+        rest = 0.0
+    else:
+        law = ratio_law(d, r)
+        # quantile levels: even in the bulk, geometric towards 1 (where delta is decided), then the rest at beta = 1
+        bulk = np.linspace(0.0, 0.99, bins // 2 + 1)[1:]
+        tail = 1 - np.geomspace(1e-2, 1e-12, bins // 2 + 1)[1:]
+        levels = np.concatenate([bulk, tail])
+        weights = np.diff(np.concatenate([[0.0], levels]))
+        uppers = law.ppf(levels)
+        rest = 1.0 - levels[-1]
     pmf: dict[int, float] = {}
     infinity = 0.0
-    for w, b in [*zip(weights, uppers, strict=True), (1.0 - levels[-1], 1.0)]:
+    for w, b in [*zip(weights, uppers, strict=True), (rest, 1.0)]:
+        if w <= 0:
+            continue
         idx, mass, inf_mass = _gaussian_rounded_pmf(math.sqrt(b) * mu, interval)
         for i, p in zip(idx.tolist(), (w * mass).tolist(), strict=True):
             if p > 0:
@@ -174,6 +179,19 @@ def m2_fresh_epsilon(delta: float, mu: float, d: int, r: int, steps: int = 1, in
     if steps > 1:
         dist = dist.self_compose(steps)
     return float(dist.get_epsilon_for_delta(delta))
+
+
+def m2_fresh_same_difference_epsilon(
+    delta: float, mu: float, d: int, r: int, steps: int, draws: int, rng: np.random.Generator
+) -> float:
+    """eps at ``delta`` of ``steps`` M2 releases of one fixed difference, a fresh A each: the composition given the
+    A's is Gaussian with parameter sqrt(S) mu, S the sum of the steps' ratios, so delta(eps) = E_S[delta_G(eps;
+    sqrt(S) mu)], here averaged over ``draws`` draws of S (common to every eps).  No adaptivity: a check on the
+    PLD, which must lie above it."""
+    mu, steps = _check_mu(mu), _check_steps(steps)
+    S = ratio_law(d, r).rvs(size=(draws, steps), random_state=rng).sum(axis=1)
+    scaled = np.sqrt(S) * mu
+    return epsilon_at(delta, lambda e: float(gauss_delta(e, scaled).mean()))
 
 
 def gaussian_epsilon(delta: float, mu: float, steps: int = 1) -> float:
@@ -247,6 +265,24 @@ class M1Pair:
             - 0.5 * orth2[:, None] / s2[None, :]
         )
         return special.logsumexp(terms, axis=1)
+
+    def log_density(self, y1: np.ndarray, y2: np.ndarray, R: np.ndarray, refine: int = 1) -> np.ndarray:
+        """log p_v(y) at outputs given by (y1, y2, R) (a density on R^d)."""
+        y1, y2, R = (np.atleast_1d(np.asarray(a, dtype=float)) for a in (y1, y2, R))
+        return self._log_density(y1, y2 * y2 + R, refine)
+
+    def log_density_direct(self, y: np.ndarray, draws: int, rng: np.random.Generator) -> tuple[float, float]:
+        """log p_v(y) at one output y in R^d (v = e_1) by averaging the Gaussian density over real matrices A, with
+        the standard error of that log (an instrument for :meth:`log_density`, practical at small d)."""
+        y = np.asarray(y, dtype=float)
+        logs = np.empty(draws)
+        for k in range(draws):
+            A = rng.standard_normal((self.r, self.d)) / math.sqrt(self.r)
+            diff = y - A.T @ A[:, 0]
+            logs[k] = -0.5 * diff @ diff / self.sigma**2
+        w = np.exp(logs - logs.max())
+        log_mean = float(logs.max() + math.log(w.mean()) - 0.5 * self.d * math.log(2 * math.pi * self.sigma**2))
+        return log_mean, float(w.std(ddof=1) / (w.mean() * math.sqrt(draws)))
 
     def losses(self, y1: np.ndarray, y2: np.ndarray, R: np.ndarray, refine: int = 1) -> np.ndarray:
         """L = log p_v(y) - log p_v'(y) at outputs given by (y1, y2, R)."""
