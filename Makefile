@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a6 lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a6 results-b1 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -25,6 +25,7 @@ help:
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (about 1.5 hours on 2 cores; resumable)"
+	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
@@ -72,6 +73,9 @@ results-a6: $(STAMP)
 	$(BIN)/python -m lorapriv_utils frontier --out results/published
 	for lr in 1e-4 3e-5; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
+
+results-b1: $(STAMP)
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.alignment results/published/cpu-small/alignment/pretrained.json
 
 notebook: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make notebook NB=a3_noise" >&2; exit 2; }

@@ -130,6 +130,17 @@ alignment = b1_vector_queries.alignment_table(scale)
 display_table(alignment)
 
 # %% [markdown]
+# The same at the start of fine-tuning: the default scale's pre-trained base model (and its own
+# tokenizer) on the same sentences. Pre-training a model is not repeated here: the measurement
+# is loaded from `results/published/cpu-small/alignment/pretrained.json`, written by
+# `python -m lorapriv_utils.mia.alignment` (about 40 seconds on 2 cores, pre-training
+# included), with the base model's record, the machine and the commit.
+
+# %%
+pretrained_alignment, pretrained_record = b1_vector_queries.load_pretrained_alignment()
+display_table(pretrained_alignment)
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger; only evidence checks are
@@ -137,10 +148,13 @@ display_table(alignment)
 
 # %% tags=["hide-input"]
 claims = b1_vector_queries.claims(law, support, profile, theorem, dpmap, gauss, scale)
-claims.append(b1_vector_queries.alignment_claim(alignment, scale))
+claims.append(b1_vector_queries.alignment_claim(alignment, pretrained_alignment, scale))
 ledger.save_claims(b1_vector_queries.KEY, claims)
 plots.save_figure(map_fig, "b1_map")
-numbers = {**b1_vector_queries.key_numbers(theorem, dpmap), **b1_vector_queries.alignment_numbers(alignment)}
+numbers = {
+    **b1_vector_queries.key_numbers(theorem, dpmap),
+    **b1_vector_queries.alignment_numbers(alignment, pretrained_alignment),
+}
 for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

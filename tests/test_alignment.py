@@ -41,3 +41,18 @@ def test_real_gradients_have_one_row_per_text_and_shrink_the_gap_with_batch_size
 def test_bad_inputs(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_record_at_the_start_of_fine_tuning_has_its_provenance(tmp_path, monkeypatch, tiny_scale):
+    monkeypatch.setattr(alignment, "PRETRAINED_BATCHES", (2, 4))
+    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path / "cache"))
+    import dataclasses
+
+    from lorapriv_utils.scale import ModelSpec
+
+    engine = dataclasses.replace(
+        tiny_scale.engine, model=ModelSpec(n_layer=1, n_embd=16, n_head=1, vocab_size=300, pretrain_epochs=1)
+    )
+    record = alignment.pretrained_record(dataclasses.replace(tiny_scale, engine=engine), texts=8, draws=20)
+    assert set(record) >= {"curve", "noise_scale", "base", "measured_on", "wall_seconds"}
+    assert record["curve"]["B"] == [2, 4] and record["dim"] == 16 * 48

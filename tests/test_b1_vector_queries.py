@@ -3,6 +3,7 @@
 import dataclasses
 
 import numpy as np
+import pytest
 from conftest import registered
 
 from lorapriv_utils.chapters import b1_vector_queries as b1
@@ -27,8 +28,18 @@ def test_vector_queries_chapter(tiny_scale):
 
 def test_alignment_of_real_gradients(tiny_scale):
     scale = dataclasses.replace(tiny_scale, attack_trials=200)
-    curve = b1.alignment_table(scale, texts=64, batch_sizes=[2, 8, 32])
+    curve = b1.alignment_table(scale, texts=160, batch_sizes=[2, 8, 64, 128])
     assert curve["one_minus_rho"].is_monotonic_decreasing
-    claim = b1.alignment_claim(curve, scale)
+    pretrained, record = b1.load_pretrained_alignment()
+    assert record["base"]["cache_key"] and (pretrained["B"] == 8).any()
+    claim = b1.alignment_claim(curve, pretrained, scale)
     assert claim.claim_id in registered(b1.KEY)
     assert claim.verdict in ("holds", "qualified", "fails")
+    assert b1.alignment_numbers(curve, pretrained)["b1_vector_queries_pre_noise_scale"] > 0
+    with pytest.raises(ValueError, match="two batch sizes"):
+        b1.alignment_claim(curve[curve["B"] < 64], pretrained, scale)
+
+
+def test_missing_alignment_results_say_how_to_regenerate_them(tmp_path):
+    with pytest.raises(FileNotFoundError, match="python -m lorapriv_utils.mia.alignment"):
+        b1.load_pretrained_alignment(tmp_path / "absent.json")

@@ -381,6 +381,39 @@ ALIGNMENT_TEXTS = 512
 ALIGNMENT_BATCHES = [2, 4, 8, 16, 32, 64, 128, 256]
 
 
+PRETRAINED_RESULTS = "results/published/cpu-small/alignment/pretrained.json"  # relative to the repository root
+REGENERATE_ALIGNMENT = "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.alignment " + PRETRAINED_RESULTS
+
+
+def _with_privacy(curve: pd.DataFrame, nu: float, dim: int) -> pd.DataFrame:
+    from ..mia import alignment
+
+    curve = curve.copy()
+    curve["local_exponent"] = np.concatenate([[np.nan], alignment.local_exponents(curve)])
+    curve["noise_scale"] = nu
+    curve["dim"] = dim
+    curve["eps_d768_r16"] = [
+        wishart.epsilon_for_delta(DELTA, wishart.VectorPair(D_GPT2, 16, 1 - gap)) for gap in curve["one_minus_rho"]
+    ]
+    return rounded_frame(curve, 3)
+
+
+def load_pretrained_alignment(path=None) -> tuple[pd.DataFrame, dict]:
+    """The committed measurement at the start of fine-tuning (the scale's pre-trained base), as a table like
+    :func:`alignment_table`'s, and its record (base model, machine, commit, wall time)."""
+    import json
+    from pathlib import Path
+
+    from ..ledger import ledger_dir
+
+    path = Path(path) if path is not None else ledger_dir().parent / PRETRAINED_RESULTS
+    if not path.is_file():
+        raise FileNotFoundError(f"no alignment measurement at {path}; regenerate it with: {REGENERATE_ALIGNMENT}")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    curve = pd.DataFrame(record["curve"])[["B", "one_minus_rho", "se", "B2_times_gap", "noise_scale_model", "draws"]]
+    return _with_privacy(curve, record["noise_scale"], record["dim"]), record
+
+
 def alignment_table(scale: Scale, texts: int = ALIGNMENT_TEXTS, batch_sizes: list[int] | None = None) -> pd.DataFrame:
     """1 - rho between neighbouring batch gradients (c_attn of block 0, the engine's GPT-2 at initialisation,
     Penn Treebank), against c / B^2 and the noise-scale model, and the exact eps at delta = 1e-5 that the
@@ -391,18 +424,14 @@ def alignment_table(scale: Scale, texts: int = ALIGNMENT_TEXTS, batch_sizes: lis
     curve = alignment.alignment_curve(
         grads, batch_sizes or ALIGNMENT_BATCHES, scale.attack_trials // 2, rng_for(scale.seed, 5)
     )
-    curve["local_exponent"] = np.concatenate([[np.nan], alignment.local_exponents(curve)])
-    curve["noise_scale"] = alignment.noise_scale(grads)
-    curve["dim"] = grads.shape[1]
-    curve["eps_d768_r16"] = [
-        wishart.epsilon_for_delta(DELTA, wishart.VectorPair(D_GPT2, 16, 1 - gap)) for gap in curve["one_minus_rho"]
-    ]
-    return rounded_frame(curve, 3)
+    return _with_privacy(curve, alignment.noise_scale(grads), grads.shape[1])
 
 
 def _fitted_slope(curve: pd.DataFrame, b_min: int) -> float:
     """The least-squares slope of -log(1 - rho) against log B over the batch sizes >= b_min."""
     part = curve[curve["B"] >= b_min]
+    if len(part) < 2:
+        raise ValueError(f"fitting the large-batch slope needs two batch sizes >= {b_min}, got {list(part['B'])}")
     return float(-np.polyfit(np.log(part["B"].astype(float)), np.log(part["one_minus_rho"]), 1)[0])
 
 
@@ -410,10 +439,12 @@ ALIGNMENT_LARGE_B = 64  # the large-batch end, where c / B^2 should show
 ALIGNMENT_CAVEAT_B = 8  # paper A's batch size: from here on the heuristic is asked to hold
 
 
-def alignment_claim(curve: pd.DataFrame, scale: Scale) -> Claim:
-    """Ledger entry for paper B's heuristic rho ~ 1 - c / B^2 early in training (B-1.alignment)."""
+def alignment_claim(curve: pd.DataFrame, pretrained: pd.DataFrame, scale: Scale) -> Claim:
+    """Ledger entry for paper B's heuristic rho ~ 1 - c / B^2 early in training (B-1.alignment): at
+    initialisation (``curve``, the case most favourable to it) and at the start of fine-tuning (``pretrained``)."""
     top = curve.iloc[-1]
     slope = _fitted_slope(curve, ALIGNMENT_LARGE_B)
+    slope_pre = _fitted_slope(pretrained, ALIGNMENT_LARGE_B)
     tested = curve[curve["B"] >= ALIGNMENT_CAVEAT_B]
     spread = tested["B2_times_gap"].max() / tested["B2_times_gap"].min()
     nu = float(curve["noise_scale"].iloc[0])
@@ -431,6 +462,13 @@ def alignment_claim(curve: pd.DataFrame, scale: Scale) -> Claim:
             2.0,
             role="caveat",
         ),
+        check_bound(
+            f"at the start of fine-tuning too: fitted slope over B >= {ALIGNMENT_LARGE_B} within 0.4 of 2",
+            slope_pre,
+            1.6,
+            direction=">=",
+            role="caveat",
+        ),
     ]
     b8 = curve[curve["B"] == 8]
     at8 = f"; at B = 8, 1 - rho = {b8.one_minus_rho.iloc[0]:.3g}" if len(b8) else ""
@@ -441,20 +479,26 @@ def alignment_claim(curve: pd.DataFrame, scale: Scale) -> Claim:
         summary=f"1 - rho falls from {curve.one_minus_rho.iloc[0]:.3g} (B = {int(curve.B.iloc[0])}) to "
         f"{top.one_minus_rho:.3g} (B = {int(top.B)}); log-log slope {curve.local_exponent.iloc[1]:.2f} at small "
         f"batches, {slope:.2f} fitted over B >= {ALIGNMENT_LARGE_B}; B^2 (1 - rho) varies {spread:.3g}-fold from "
-        f"B = {ALIGNMENT_CAVEAT_B}; gradient noise scale nu = {nu:.3g}{at8}",
-        note="Measured on the engine's GPT-2 architecture at initialisation (block 0's attention input matrix, "
-        "Penn Treebank, GPT-2's tokenizer), one text removed from a random batch. The c / B^2 law is the large-batch "
+        f"B = {ALIGNMENT_CAVEAT_B}; gradient noise scale nu = {nu:.3g}{at8}. At the start of fine-tuning nu = "
+        f"{float(pretrained.noise_scale.iloc[0]):.3g} and the slope over B >= {ALIGNMENT_LARGE_B} is {slope_pre:.2f}",
+        note="Measured on the engine's GPT-2 architecture (block 0's attention input matrix, Penn Treebank), one "
+        "text removed from a random batch: at initialisation (GPT-2's tokenizer) and at the start of fine-tuning "
+        "(the pre-trained base and its tokenizer). The c / B^2 law is the large-batch "
         "end of 1 - rho ~ nu / (2B (B + nu)): it holds once B is well above the gradient noise scale nu, with "
-        "c = nu / 2, and 1 - rho ~ 1 / (2B) below it. Initialisation, where nu is small, is the case most favourable "
-        "to the heuristic; at the start of fine-tuning a pre-trained model nu is larger, and so is the batch size the "
-        "heuristic needs.",
+        "c = nu / 2, and 1 - rho ~ 1 / (2B) below it. Initialisation, where nu is smallest, is the case most "
+        "favourable to the heuristic; after pre-training nu is larger, and so is the batch size the heuristic needs.",
     )
 
 
-def alignment_numbers(curve: pd.DataFrame) -> dict[str, float]:
+def alignment_numbers(curve: pd.DataFrame, pretrained: pd.DataFrame) -> dict[str, float]:
     """The alignment numbers the chapter quotes (glued by the notebook)."""
     at = curve.set_index("B")
+    pre = pretrained.set_index("B")
     numbers = {
+        "pre_gap_b8": pre.loc[8, "one_minus_rho"],
+        "pre_eps_b8": pre.loc[8, "eps_d768_r16"],
+        "pre_noise_scale": pretrained["noise_scale"].iloc[0],
+        "pre_slope": _fitted_slope(pretrained, ALIGNMENT_LARGE_B),
         "gap_b8": at.loc[8, "one_minus_rho"],
         "eps_b8": at.loc[8, "eps_d768_r16"],
         "b_top": curve["B"].iloc[-1],
