@@ -273,9 +273,14 @@ def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
     return fig
 
 
-def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str], labels: dict[str, str]):
-    """Paper A §6: attack AUC against validation perplexity, one panel per dataset; every checkpoint faint,
-    each variant's front (its most private checkpoint at least as useful as each perplexity) as a step."""
+def frontier_plot(
+    points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str], labels: dict[str, str], column: str = "auc"
+):
+    """Paper A §6: attack AUC (``column="auc"``) or TPR at 1% FPR (``"tpr1"``) against validation perplexity, one
+    panel per dataset; every checkpoint faint, each variant's front (its most private checkpoint at least as useful
+    as each perplexity) as a step."""
+    ylabels = {"auc": "AUC, eq. 24's attack", "tpr1": "TPR at 1% FPR, eq. 24's attack"}
+    chance = {"auc": 0.5, "tpr1": 0.01}
     style()
     datasets = list(dict.fromkeys(points["dataset"]))
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.8), squeeze=False)
@@ -284,15 +289,15 @@ def frontier_plot(points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str
         for name in variants:
             mine = points[(points["dataset"] == dataset) & (points["variant"] == name) & (points["epoch"] > 0)]
             line = fronts[(fronts["dataset"] == dataset) & (fronts["variant"] == name)]
-            ax.scatter(mine["ppl"], mine["auc"], s=12, alpha=0.35, color=colors[name])
-            ax.step(line["ppl"], line["auc"], where="post", lw=1.6, color=colors[name], label=labels[name])
-            ax.plot(line["ppl"], line["auc"], "o", ms=3, color=colors[name])
+            ax.scatter(mine["ppl"], mine[column], s=12, alpha=0.35, color=colors[name])
+            ax.step(line["ppl"], line[column], where="post", lw=1.6, color=colors[name], label=labels[name])
+            ax.plot(line["ppl"], line[column], "o", ms=3, color=colors[name])
         base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
-        ax.scatter([base["ppl"]], [base["auc"]], marker="*", s=140, color="0.2", zorder=5, label="base model")
+        ax.scatter([base["ppl"]], [base[column]], marker="*", s=140, color="0.2", zorder=5, label="base model")
         shown_min = points[(points["dataset"] == dataset) & points["variant"].isin(variants)]["ppl"].min()
         ax.set_xlim(shown_min / 1.02, base["ppl"] * 1.02)  # checkpoints worse than the base lie off the right edge
-        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")
-        ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel="AUC, eq. 24's attack", title=dataset)
+        ax.axhline(chance[column], color="0.5", lw=0.8, ls=":")
+        ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel=ylabels[column], title=dataset)
     handles, names = axes[0, -1].get_legend_handles_labels()
     fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
     fig.tight_layout()

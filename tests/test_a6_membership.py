@@ -102,6 +102,14 @@ def test_the_chapter_on_tiny_results(results):
     rmatched = a6.rank_matched(curves, SCALE)
     versus_adapter = a6.matched_frame(curves, SCALE, baseline="adapter", compared=("lora-r8",))
     assert set(versus_adapter["variant"]) == {"lora-r8"}
+    tpr_full = a6.matched_frame(curves, SCALE, metric="tpr@0.01")
+    tpr_adapter = a6.matched_frame(curves, SCALE, metric="tpr@0.01", baseline="adapter", compared=("lora-r8",))
+    assert ((tpr_full["ours"] >= 0) & (tpr_full["ours"] <= 1)).all()
+    tpr = a6.tpr_summary(tpr_full, tpr_adapter)
+    assert tpr["a6_membership_tpr_lora_vs_adapter_count"] == len(tpr_adapter.dropna(subset=["diff"]))
+    assert len(a6.front_frame(points, "tpr1")) <= len(points)
+    shown = a6.matched_display(tpr_full, "full", metric="TPR@1%")
+    assert "TPR@1% - full" in shown.columns
     base = a6.base_perplexity(curves)
     assert base["synthetic-email"] == pytest.approx(points[points["epoch"] == 0]["ppl"].iloc[0], rel=1e-3)
     claims = a6.claims(summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE)
@@ -160,6 +168,8 @@ def test_the_chapters_figures_draw_from_small_inputs():
     fronts = a6.front_frame(points.assign(lr=1e-3, tpr1=0.0, epsilon=np.nan))
     labels = {"full": "full", "lora-r8": "LoRA"}
     figs = [plots.frontier_plot(points, fronts, ["full", "lora-r8"], labels)]
+    figs.append(plots.frontier_plot(points.assign(tpr1=0.02), fronts.assign(tpr1=0.02), ["full"], labels, "tpr1"))
+    assert "TPR" in figs[-1].axes[0].get_ylabel()
     curve = (np.array([0.0, 0.01, 1.0]), np.array([0.0, 0.2, 1.0]))
     figs.append(plots.roc_plot({a: {"full": curve} for a in ("a", "b", "c", "d")}, labels))
     rng = np.random.default_rng(0)
@@ -168,6 +178,6 @@ def test_the_chapters_figures_draw_from_small_inputs():
         {"dataset": ["ptb"] * 3, "r": [1, 8, 64], "auc": [0.5, 0.6, 0.7], "ppl": [106.0, 105.0, 104.0]}
     )
     figs.append(plots.rank_plot(ranks))
-    assert len(figs[1].axes) == 6 and sum(ax.axison for ax in figs[1].axes) == 4  # two rows, spare panels off
+    assert len(figs[2].axes) == 6 and sum(ax.axison for ax in figs[2].axes) == 4  # two rows, spare panels off
     for fig in figs:
         plt.close(fig)

@@ -225,13 +225,14 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
-def front_frame(points: pd.DataFrame) -> pd.DataFrame:
-    """The points on each variant's front (most private checkpoint at each utility), by perplexity."""
+def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
+    """The points on each variant's front (most private checkpoint at each utility by ``column``, ``auc`` or
+    ``tpr1``), by perplexity."""
     from ..mia import matching
 
     parts = []
     for _, part in points.groupby(["dataset", "variant"], sort=False):
-        idx = matching.front(part["ppl"].to_numpy(), part["auc"].to_numpy())
+        idx = matching.front(part["ppl"].to_numpy(), part[column].to_numpy())
         parts.append(part.iloc[idx])
     return pd.concat(parts, ignore_index=True)
 
@@ -287,17 +288,17 @@ def matched_frame(
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
-def matched_display(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """A matched-perplexity table with readable labels: the method's AUC, the baseline's, their difference."""
+def matched_display(frame: pd.DataFrame, baseline: str, metric: str = "AUC") -> pd.DataFrame:
+    """A matched-perplexity table with readable labels: the method's metric, the baseline's, their difference."""
     names = {
         "ppl": "perplexity",
-        "ours": "AUC",
-        "ours_low": "AUC low",
-        "ours_high": "AUC high",
-        "baseline": f"AUC {baseline}",
+        "ours": metric,
+        "ours_low": f"{metric} low",
+        "ours_high": f"{metric} high",
+        "baseline": f"{metric} {baseline}",
         "baseline_low": f"{baseline} low",
         "baseline_high": f"{baseline} high",
-        "diff": f"AUC - {baseline}",
+        "diff": f"{metric} - {baseline}",
         "diff_low": "difference low",
         "diff_high": "difference high",
     }
@@ -808,3 +809,15 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
             curves.setdefault(attack, {})[name] = (fpr, tpr)
         signals[name] = cell_signals(record, scores, None)["eq. 24 (reference)"]
     return curves, signals
+
+
+def tpr_summary(vs_full: pd.DataFrame, vs_adapter: pd.DataFrame) -> dict[str, float]:
+    """How many LoRA comparisons at matched perplexity resolve a lower TPR at 1% FPR (the interval of the
+    difference below zero), against full and against adapter fine-tuning (glued by the notebook)."""
+    numbers = {}
+    for name, frame in (("full", vs_full), ("adapter", vs_adapter)):
+        lora = frame[frame["variant"].str.startswith("lora-")].dropna(subset=["diff"])
+        numbers[f"tpr_lora_vs_{name}_below"] = int((lora["diff_high"] < 0).sum())
+        numbers[f"tpr_lora_vs_{name}_above"] = int((lora["diff_low"] > 0).sum())
+        numbers[f"tpr_lora_vs_{name}_count"] = len(lora)
+    return quoted_numbers(KEY, numbers)
