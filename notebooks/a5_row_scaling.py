@@ -78,6 +78,9 @@ display_table(eq23)
 # norm is spread over its entries and one with 90% of it on one entry: the smallest element
 # variance and the variance on the largest entry (Monte Carlo and exact), and the exact excess
 # kurtosis on the largest entry (0 for a Gaussian; inf where the fourth moment diverges).
+# `var_top_applied` reads the noise differently: the variance of the update LoRA applies,
+# $\tilde g A^\top A$, about its mean, on the largest entry (at $\Delta = 1/2$, and at
+# $\Delta = 1/4$ beside that $\Delta$'s bound).
 
 # %%
 noise_var = a5_row_scaling.noise_variance_table([4, 8, 16, 64], scale)

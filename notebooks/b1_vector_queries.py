@@ -132,7 +132,7 @@ display_table(alignment)
 # %% [markdown]
 # The same at the start of fine-tuning: the default scale's pre-trained base model (and its own
 # tokenizer) on the same sentences. Pre-training a model is not repeated here: the measurement
-# is loaded from `results/published/cpu-small/alignment/pretrained.json`, written by
+# is loaded from `results/published/alignment/cpu-small-pretrained.json`, written by
 # `python -m lorapriv_utils.mia.alignment` (about 40 seconds on 2 cores, pre-training
 # included), with the base model's record, the machine and the commit.
 

@@ -473,6 +473,7 @@ def cost_claim(cost: dict, scale: Scale) -> Claim:
 
 # ---------------------------------------------------------- the noise on one row-scaled gradient (A-5.noise-variance)
 
+SMALL_DELTA = 0.25  # the second reading is also checked at a smaller Delta of paper A's range (0, 1/2]
 NOISE_M = 64  # the engine's width: rows of the default model's c_attn gradient have 64 entries
 _NOISE = 9
 
@@ -509,6 +510,11 @@ def noise_variance_table(ranks: list[int], scale: Scale, delta: float = 0.5, c: 
                     "var_top_mc": float(var[j]),
                     "var_top_exact": float(exact[j]),
                     "paper_bound": projection.paper_noise_bound(delta, c),
+                    "var_top_applied": float(projection.row_scaled_update_variance(g, r, delta, c)[j]),
+                    "var_top_applied_small_delta": float(
+                        projection.row_scaled_update_variance(g, r, SMALL_DELTA, c)[j]
+                    ),
+                    "bound_small_delta": projection.paper_noise_bound(SMALL_DELTA, c),
                     "kurtosis_top_exact": float(kurt[j]),
                     "kurtosis_top_mc": float(sstats.kurtosis(noise[:, j])),
                     "kurtosis_median_exact": float(np.median(kurt)),
@@ -542,6 +548,16 @@ def noise_variance_claim(table: pd.DataFrame, scale: Scale) -> Claim:
             )
         checks.append(
             check_bound(
+                f"{tag}, reading the applied update as fixed gradient + zero-mean noise, Delta = {SMALL_DELTA:g}: "
+                "variance on the largest entry >= the bound",
+                row.var_top_applied_small_delta,
+                row.bound_small_delta,
+                direction=">=",
+                role="caveat",
+            )
+        )
+        checks.append(
+            check_bound(
                 f"{tag}: Gaussian-like (exact excess kurtosis of the largest entry's noise <= 1)",
                 row.kurtosis_top_exact,
                 1.0,
@@ -550,21 +566,26 @@ def noise_variance_claim(table: pd.DataFrame, scale: Scale) -> Claim:
         )
     bound = float(table["paper_bound"].iloc[0])
     heavy = table[table["kurtosis_top_exact"] > 1]
+    peaked_small = table[table["row"] == "peaked"]
     return Claim(
         claim_id="A-5.noise-variance",
         scale=scale.name,
         checks=checks,
-        summary=f"smallest element variance {table.var_min_mc.min():.3g} against the bound {bound:.3g} (Delta = 0.5, "
-        f"c = 1): the bound holds with a factor (1 + Delta)^2 to spare; the noise on a dominant entry has excess "
-        f"kurtosis up to {table.kurtosis_top_exact.max():.3g}"
-        + (f" (ranks {', '.join(str(int(r)) for r in sorted(set(heavy.r)))})" if len(heavy) else ""),
-        note="Exact law: with u the row's direction and a = A u, the noise is "
-        "(1 - Delta) sqrt(r) c [(|a| - 1/|a|) u + w] with w exactly Gaussian on the complement of u: "
-        "row scaling divides out the random scale that makes plain "
-        "LoRA's noise non-Gaussian, except along the row itself. The variance is at least (1 - Delta)^2 c^2 at every "
-        "rank above 2, with no probability attached; at r <= 2 it is infinite (E 1/|a|^2 diverges). Along an entry "
-        "that dominates its row the noise is heavy-tailed at small rank. One sample only: across a batch the noises "
-        "share A (see the multiplier above).",
+        summary=f"literal reading: smallest element variance {table.var_min_mc.min():.3g} against the bound "
+        f"{bound:.3g} (Delta = 0.5, c = 1), a factor (1 + Delta)^2 to spare; heavy tails (excess kurtosis above 1"
+        + (f" at ranks {', '.join(str(int(r)) for r in sorted(set(heavy.r)))}" if len(heavy) else "")
+        + f"). Read as fixed gradient plus zero-mean noise, the variance on a dominant entry is "
+        f"{peaked_small.var_top_applied_small_delta.min():.3g} against the bound "
+        f"{peaked_small.bound_small_delta.iloc[0]:.3g} at Delta = {SMALL_DELTA:g}",
+        note="Two readings. Literally (eq. 11: the noise is g~ (A^T A - I) for the row-scaled row g~), the noise is "
+        "(1 - Delta) sqrt(r) c [(|a| - 1/|a|) u + w] with u the row's direction, a = A u and w exactly Gaussian on "
+        "the complement of u: its variance is at least (1 - Delta)^2 c^2 at every rank above 2 (infinite at r <= 2), "
+        "with no probability attached, but every entry with u_j != 0 has a polynomial tail of index r (infinite "
+        "kurtosis at r <= 4; at larger rank noticeable only on entries that dominate their row), and its mean along "
+        "u is about -(1 - Delta) c / sqrt(r) (row scaling also shortens the row on average). Read as a fixed "
+        "gradient plus zero-mean noise, the update LoRA applies, g~ A^T A = (1 - Delta) sqrt(r) c (|a| u + w), is "
+        "light-tailed, but its variance along a dominant entry falls below the bound for the smaller Delta of paper "
+        "A's range. One sample only: across a batch the noises share A (see the multiplier above).",
     )
 
 
@@ -577,5 +598,8 @@ def noise_numbers(table: pd.DataFrame) -> dict[str, float]:
         "noise_bound": table["paper_bound"].iloc[0],
         "noise_kurt_r": finite.index.min(),
         "noise_kurt": finite["kurtosis_top_exact"].iloc[0],
+        "applied_var_small_delta": peaked["var_top_applied_small_delta"].min(),
+        "applied_bound_small_delta": table["bound_small_delta"].iloc[0],
+        "small_delta": SMALL_DELTA,
     }
     return quoted_numbers(KEY, numbers)

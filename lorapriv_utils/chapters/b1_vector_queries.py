@@ -381,7 +381,7 @@ ALIGNMENT_TEXTS = 512
 ALIGNMENT_BATCHES = [2, 4, 8, 16, 32, 64, 128, 256]
 
 
-PRETRAINED_RESULTS = "results/published/cpu-small/alignment/pretrained.json"  # relative to the repository root
+PRETRAINED_RESULTS = "results/published/alignment/cpu-small-pretrained.json"  # relative to the repository root
 REGENERATE_ALIGNMENT = "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.alignment " + PRETRAINED_RESULTS
 
 

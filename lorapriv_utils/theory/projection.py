@@ -204,10 +204,24 @@ def row_scaled_noise_law(g_row: np.ndarray, r: int, delta: float, c: float) -> t
     var_along, k4_along = _along_moments(r)
     K2 = (1 - delta) ** 2 * r * c * c
     u2 = u * u
-    with np.errstate(invalid="ignore"):
-        var = K2 * (u2 * var_along + (1 - u2) / r)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.where(u2 > 0, K2 * (u2 * var_along + (1 - u2) / r), K2 / r)
         kurt = np.where(u2 > 0, K2 * K2 * u2 * u2 * k4_along / var**2, 0.0)
+    kurt = np.where((u2 > 0) & ~np.isfinite(k4_along), np.inf, kurt)  # inf / inf at r <= 2: the tail wins
     return var, kurt
+
+
+def row_scaled_update_variance(g_row: np.ndarray, r: int, delta: float, c: float) -> np.ndarray:
+    """Per-element variance of the update LoRA applies for one row-scaled row, g~ A^T A = K (|a| u + w), about its
+    mean: K^2 [u_j^2 Var|a| + (1 - u_j^2) / r] (a second reading of paper A's "noise": fixed gradient plus
+    zero-mean noise).  Light-tailed: the 1/|a| of the scaled row cancels."""
+    from scipy.special import gammaln
+
+    _check_rank_r(r)
+    u = np.asarray(g_row, dtype=float) / np.linalg.norm(g_row)
+    mean_a = math.exp(0.5 * math.log(2 / r) + gammaln((r + 1) / 2) - gammaln(r / 2))
+    K2 = (1 - delta) ** 2 * r * c * c
+    return K2 * (u * u * (1 - mean_a**2) + (1 - u * u) / r)
 
 
 def paper_noise_bound(delta: float, c: float) -> float:
