@@ -128,17 +128,18 @@ frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v 
 # and 2 lie one and two thirds of the way (in log) to the base model's perplexity. Each method's
 # value is its most private checkpoint at least as useful as that perplexity, chosen on one half
 # of the texts and read on the other (both ways round, averaged), so that picking the best of
-# many noisy checkpoints does not flatter the method with more of them. `diff` is the method's
-# AUC minus the baseline's, with a paired bootstrap interval over texts; it is conditional on
-# these training runs (one seed). n/a: the method never reaches that perplexity.
+# many noisy checkpoints does not flatter the method with more of them. `AUC - full` (or
+# `- adapter`) is the method's AUC minus the baseline's, with a paired bootstrap interval over
+# texts (`difference low` to `high`); it is conditional on these training runs (one seed). n/a:
+# the method never reaches that perplexity.
 
 # %%
 matched = a6.matched_frame(curves, scale)
-display_table(matched)
+display_table(a6.matched_display(matched, "full"))
 
 # %%
 matched_adapter = a6.matched_frame(curves, scale, baseline="adapter", compared=("lora-r8", "lora-r16"))
-display_table(matched_adapter)
+display_table(a6.matched_display(matched_adapter, "adapter"))
 
 # %% [markdown]
 # ### The same in TPR at 1% FPR
