@@ -40,6 +40,12 @@ def _ticks_at(axis, values) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def _tex_number(x: float) -> str:
+    """A number for a mathtext label: a power of ten as 10^{k}, anything else as %g."""
+    k = math.log10(x) if x > 0 else math.nan
+    return f"10^{{{round(k)}}}" if math.isfinite(k) and abs(k - round(k)) < 1e-12 else f"{x:g}"
+
+
 def _legend_outside(ax, **kw) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, **kw)
 
@@ -233,7 +239,7 @@ def dp_map_plot(dpmap: pd.DataFrame, delta: float):
         xscale="log",
         yscale="log",
         xlabel=r"$1 - \rho$ (neighbouring queries less aligned $\rightarrow$)",
-        ylabel=rf"$\varepsilon$ at $\delta = {delta:g}$",
+        ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$",
     )
     _legend_outside(ax, fontsize=8)
     fig.tight_layout()
@@ -386,7 +392,7 @@ def composition_plot(m2: pd.DataFrame, delta: float):
             color=line.get_color(),
             label=f"$r$ = {r}, frozen $A$, fixed difference",
         )
-    ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=rf"$\varepsilon$ at $\delta = {delta:g}$")
+    ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$")
     _ticks_at(ax.xaxis, m2["steps"])
     _legend_outside(ax, fontsize=8)
     fig.tight_layout()

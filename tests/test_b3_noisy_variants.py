@@ -23,7 +23,9 @@ def test_noisy_variants_chapter(tiny_scale):
     assert {c.claim_id for c in claims} <= registered(b3.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
     assert verdicts == {"B-3.m2": "qualified", "B-3.m1": "qualified", "B-3.stronger": "qualified"}
-    for fig in (plots.composition_plot(m2, b3.DELTA), plots.m1_profile_plot(m1)):
+    composition = plots.composition_plot(m2, b3.DELTA)
+    assert "10^{-5}" in composition.axes[0].get_ylabel()  # a power of ten in mathtext, not 1e-05
+    for fig in (composition, plots.m1_profile_plot(m1)):
         assert fig.axes[0].get_lines()
         plt.close(fig)
     numbers = b3.key_numbers(ratios, m2, m1)
