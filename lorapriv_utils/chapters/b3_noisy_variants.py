@@ -29,7 +29,7 @@ def ratio_table(ranks: list[int], scale: Scale, d: int = D_GPT2) -> pd.DataFrame
     rows = []
     for r in ranks:
         draws = scale.attack_trials if r <= 64 else scale.attack_trials // 4  # a QR of d x r per draw
-        beta = noisy.ratio_samples(d, r, draws, rng_for(scale.seed, _RATIO, d, r))
+        beta = wishart.sensitivity_ratio(d, r, draws, rng_for(scale.seed, _RATIO, d, r))
         law = noisy.ratio_law(d, r)
         est = Estimate(float(beta.mean()), float(beta.std(ddof=1) / math.sqrt(draws)), draws)
 

@@ -67,8 +67,6 @@ def per_text_gradients(
     from .lora_step import _quiet
 
     spec = spec or ModelSpec()
-    if not 0 <= layer < spec.n_layer:
-        raise ValueError(f"layer must lie in [0, {spec.n_layer - 1}] for a {spec.n_layer}-block model, got {layer}")
     with _quiet():
         tokenizer = tokenization.gpt2_tokenizer()
         torch.manual_seed(seed)

@@ -56,8 +56,8 @@ def _batch(model: GPT2LMHeadModel, batch: int, length: int, seed: int) -> torch.
 
 
 def _base_gradients(model: GPT2LMHeadModel, ids: torch.Tensor) -> list[torch.Tensor]:
-    """dL/dW of every block's c_attn weight (Conv1D orientation (m, n)) at the model's current weights."""
-    model = copy.deepcopy(model)
+    """dL/dW of every block's c_attn weight (Conv1D orientation (m, n)) at the model's current weights (the model,
+    a throw-away copy, has its parameters' gradient flags changed)."""
     for p in model.parameters():
         p.requires_grad_(False)
     weights = [block.attn.c_attn.weight for block in model.transformer.h]
@@ -69,8 +69,7 @@ def _base_gradients(model: GPT2LMHeadModel, ids: torch.Tensor) -> list[torch.Ten
 
 def _merged(peft_model) -> GPT2LMHeadModel:
     """A plain GPT-2 whose c_attn weights are the LoRA model's merged weights W + s A^T B^T."""
-    base = copy.deepcopy(peft_model.get_base_model())
-    out = copy.deepcopy(base)
+    out = copy.deepcopy(peft_model.get_base_model())
     for block_out, layer in zip(out.transformer.h, finetune.lora_layers(peft_model), strict=True):
         block_out.attn.c_attn = copy.deepcopy(layer.base_layer)
         with torch.no_grad():

@@ -32,10 +32,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, optimize, special, stats
+from scipy import integrate, special, stats
 
 from ..numbers import check_positive
-from .wishart import _check_rank
+from .noise import sample_projection
+from .wishart import _check_rank, epsilon_at
+from .wishart import gaussian_deltas as gauss_delta  # the Gaussian mechanism's exact delta(eps), mu >= 0
 
 
 def _check_mu(mu: float) -> float:
@@ -56,32 +58,12 @@ def _check_steps(steps: int) -> int:
     return int(steps)
 
 
-def gauss_delta(eps: float | np.ndarray, mu: float | np.ndarray) -> np.ndarray:
-    """delta(eps) of Gaussian mechanisms with parameters ``mu`` (>= 0; mu = 0 gives 0), elementwise (broadcast)."""
-    mu, eps = np.asarray(mu, dtype=float), np.asarray(eps, dtype=float)
-    safe = np.where(mu > 0, mu, 1.0)
-    val = special.ndtr(safe / 2 - eps / safe) - np.exp(eps) * special.ndtr(-safe / 2 - eps / safe)
-    return np.where(mu > 0, np.clip(val, 0.0, None), 0.0)
-
-
 def ratio_law(d: int, r: int) -> stats.rv_continuous:
     """The law of beta = |P_A u|^2 for a fixed unit u: Beta(r/2, (d - r)/2) (needs r < d)."""
     _check_dims(d, r)
     if r >= d:
         raise ValueError(f"with r = {r} >= d = {d} the row space is all of R^d and the ratio is 1: no law to draw")
     return stats.beta(r / 2, (d - r) / 2)
-
-
-def ratio_samples(d: int, r: int, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """beta = |P_A u|^2 / |u|^2 from real Gaussian matrices A (QR of A^T), for one fixed u (an instrument)."""
-    _check_dims(d, r)
-    if r >= d:
-        raise ValueError(f"the rank r = {r} must be below the dimension d = {d}")
-    out = np.empty(draws)
-    for k in range(draws):
-        Q, _ = np.linalg.qr(rng.standard_normal((d, r)))  # the column space of A^T: A's row space
-        out[k] = float(np.sum(Q[0] ** 2))  # u = e_1
-    return out
 
 
 def m2_delta(eps: float | np.ndarray, mu: float, d: int, r: int, steps: int = 1) -> np.ndarray:
@@ -107,19 +89,6 @@ def m2_delta(eps: float | np.ndarray, mu: float, d: int, r: int, steps: int = 1)
         )
         out.append(value)
     return np.array(out)
-
-
-def epsilon_at(delta: float, delta_fn, eps_max: float = 1e4) -> float:
-    """The eps at which a decreasing delta(eps) function reaches ``delta`` (0 if delta(0) <= delta)."""
-    check_positive("delta", delta)
-    if delta_fn(0.0) <= delta:
-        return 0.0
-    hi = 1.0
-    while delta_fn(hi) > delta:
-        hi *= 2
-        if hi > eps_max:
-            return math.inf
-    return float(optimize.brentq(lambda e: delta_fn(e) - delta, 0.0, hi, xtol=1e-7, rtol=1e-9))
 
 
 def _gaussian_rounded_pmf(mu: float, interval: float, tail: float = 1e-18) -> tuple[np.ndarray, np.ndarray, float]:
@@ -212,7 +181,7 @@ def m1_norm_samples_direct(d: int, r: int, draws: int, rng: np.random.Generator)
     _check_dims(d, r)
     out = np.empty(draws)
     for k in range(draws):
-        A = rng.standard_normal((r, d)) / math.sqrt(r)
+        A = sample_projection(rng, r, d)
         out[k] = float(np.sum((A.T @ A[:, 0]) ** 2))  # u = e_1
     return out
 
@@ -277,7 +246,7 @@ class M1Pair:
         y = np.asarray(y, dtype=float)
         logs = np.empty(draws)
         for k in range(draws):
-            A = rng.standard_normal((self.r, self.d)) / math.sqrt(self.r)
+            A = sample_projection(rng, self.r, self.d)
             diff = y - A.T @ A[:, 0]
             logs[k] = -0.5 * diff @ diff / self.sigma**2
         w = np.exp(logs - logs.max())
@@ -310,7 +279,7 @@ class M1Pair:
         """(y1, y2, R) of n outputs y = A^T A v + e from real Gaussian matrices (an instrument; v = e_1, e = e_2)."""
         out = np.empty((3, n))
         for k in range(n):
-            A = rng.standard_normal((self.r, self.d)) / math.sqrt(self.r)
+            A = sample_projection(rng, self.r, self.d)
             y = A.T @ A[:, 0] + self.sigma * rng.standard_normal(self.d)
             out[:, k] = y[0], y[1], float(np.sum(y[2:] ** 2))
         return out[0], out[1], out[2]

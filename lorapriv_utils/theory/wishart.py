@@ -226,19 +226,26 @@ def hockey_stick_mc(eps: float, losses: np.ndarray) -> tuple[float, float]:
     return float(vals.mean()), float(vals.std(ddof=1) / math.sqrt(vals.size))
 
 
+def epsilon_at(delta: float, delta_fn, eps_max: float = 1e4, xtol: float = 1e-7, rtol: float = 1e-9) -> float:
+    """The eps at which a decreasing delta(eps) function reaches ``delta``: 0 if delta(0) <= delta, inf if not
+    reached below ``eps_max``."""
+    check_positive("delta", delta)
+    if delta_fn(0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while delta_fn(hi) > delta:
+        lo, hi = hi, 2 * hi
+        if hi > eps_max:
+            return math.inf
+    return float(optimize.brentq(lambda e: delta_fn(e) - delta, lo, hi, xtol=xtol, rtol=rtol))
+
+
 def epsilon_for_delta(delta: float, pair: VectorPair, eps_max: float = 1e5) -> float:
     """The smallest eps with delta(eps) <= delta; +inf when even the infinite-loss mass exceeds delta."""
     check_positive("delta", delta)
     if infinite_loss_mass(pair) >= delta:
         return math.inf
-    if hockey_stick(0.0, pair)[0] <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while hockey_stick(hi, pair)[0] > delta:
-        lo, hi = hi, 2 * hi
-        if hi > eps_max:
-            return math.inf
-    return float(optimize.brentq(lambda e: hockey_stick(e, pair)[0] - delta, lo, hi, xtol=1e-6, rtol=1e-8))
+    return epsilon_at(delta, lambda e: hockey_stick(e, pair)[0], eps_max, xtol=1e-6, rtol=1e-8)
 
 
 @dataclass(frozen=True)
@@ -274,11 +281,18 @@ def mean_squared_error(d: int, r: int) -> float:
     return (d + 1) / _check_rank(r)
 
 
+def gaussian_deltas(eps: float | np.ndarray, mu: float | np.ndarray) -> np.ndarray:
+    """delta(eps) of Gaussian mechanisms with sensitivity / noise standard deviation = ``mu`` (>= 0; 0 gives 0),
+    elementwise with broadcasting (exact)."""
+    mu, eps = np.asarray(mu, dtype=float), np.asarray(eps, dtype=float)
+    safe = np.where(mu > 0, mu, 1.0)
+    val = special.ndtr(safe / 2 - eps / safe) - np.exp(eps) * special.ndtr(-safe / 2 - eps / safe)
+    return np.where(mu > 0, np.clip(val, 0.0, None), 0.0)
+
+
 def gaussian_delta(eps: float | np.ndarray, mu: float) -> np.ndarray:
-    """delta(eps) of the Gaussian mechanism with sensitivity / noise standard deviation = mu (exact)."""
-    check_positive("mu", mu)
-    eps = np.asarray(eps, dtype=float)
-    return special.ndtr(mu / 2 - eps / mu) - np.exp(eps) * special.ndtr(-mu / 2 - eps / mu)
+    """delta(eps) of the Gaussian mechanism with sensitivity / noise standard deviation = mu > 0 (exact)."""
+    return gaussian_deltas(eps, check_positive("mu", mu))
 
 
 def equal_mse_gaussian_mu(pair: VectorPair) -> float:
