@@ -1,0 +1,259 @@
+"""DP-SGD on different sets of weights at one noise multiplier (paper B: "low-rank fine-tuning can be more
+private than full fine-tuning at the same noise level").
+
+Four weight sets of the engine's GPT-2 are trained by the engine's DP-SGD (``dp.dp_train``: Opacus, a text
+as the privacy unit, Poisson sampling, per-text clipping to C, noise N(0, (sigma C)^2)):
+
+* ``full``: every weight but GPT-2's position embedding (see :func:`dp_parameters`);
+* ``adapter``: the ``c_attn`` matrices that LoRA adapts, at full rank;
+* ``lorafa``: B of a rank-r LoRA on ``c_attn`` with A frozen at its N(0, 1/r) start (paper A's frozen-A
+  setting made private, paper B's DP-LoRA-FA);
+* ``lora``: both factors (the engine's ``dpsgd``).
+
+At one (sigma, sampling rate, steps) the DP-SGD certificate is one number for all four: the accountant sees
+the clipped sensitivity C and the noise, not how many weights carry them.  Whatever "more private" means
+then has to show in the attacks, so each cell measures validation perplexity and two attacks on members
+against non-members: the loss attack and eq. 24's reference attack, whose reference is the same weight set
+trained on the auxiliary part at the rate the engine's rule picks (lowest validation perplexity over the
+scale's grid).  sigma = 0 (clipping alone, no certificate) shows what the attacks see without noise.
+
+Results: one JSON record per cell, written atomically with a manifest and a staleness key, under
+``OUT/dp_compare/SCALE/``; a rerun skips the cells that are intact and current
+(``python -m lorapriv_utils.mia.dp_compare --out results/published``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from ..files import atomic_write_text
+from ..provenance import git_commit, git_dirty, package_version, package_versions, runtime, source_digest
+from ..scale import Scale
+from . import dp, finetune
+from . import metrics as mia_metrics
+from .report import SCHEMA, read_record, record_checksum
+from .runner import CODE, COMPUTING_PACKAGES, Runner, attack_metrics, load_result, perplexity
+from .training import text_losses
+
+WEIGHT_SETS = ("full", "adapter", "lorafa", "lora")
+LOW_RANK = ("lorafa", "lora")
+NOISE = (0.0, 0.5, 1.0, 2.0)
+RANK = 8
+SOURCE = (*CODE, "mia/dp_compare.py")
+KIND = "dp-compare"
+
+
+@dataclass(frozen=True)
+class DPCell:
+    """One DP training: a weight set, DP-SGD's noise multiplier (0: clipping only), a dataset and a seed."""
+
+    weights: str
+    noise: float
+    dataset: str = "ptb"
+    seed: int = 0
+    rank: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.weights not in WEIGHT_SETS:
+            raise ValueError(f"unknown weight set {self.weights!r}; choose one of {', '.join(WEIGHT_SETS)}")
+        if (self.weights in LOW_RANK) != (self.rank is not None):
+            raise ValueError(f"weight set {self.weights!r} {'needs' if self.weights in LOW_RANK else 'takes no'} rank")
+        if not (math.isfinite(self.noise) and self.noise >= 0):
+            raise ValueError(f"the noise multiplier must be finite and >= 0 (0: clipping only), got {self.noise}")
+
+    @property
+    def name(self) -> str:
+        rank = "" if self.rank is None else f"-r{self.rank}"
+        return f"{self.dataset}/{self.weights}{rank}-z{self.noise:g}-s{self.seed}"
+
+
+def plan(noise: tuple[float, ...] = NOISE, rank: int = RANK, dataset: str = "ptb", seed: int = 0) -> list[DPCell]:
+    """Every weight set at every noise multiplier."""
+    return [DPCell(w, z, dataset, seed, rank if w in LOW_RANK else None) for z in noise for w in WEIGHT_SETS]
+
+
+def dp_parameters(model, weights: str, rank: int | None, seed: int) -> tuple[torch.nn.Module, list]:
+    """The model to train and the weights DP-SGD trains for a weight set.
+
+    GPT-2's position embedding is looked up with positions shared by the whole batch (shape (1, T)), so
+    Opacus gives it one gradient per batch instead of one per text: it cannot be clipped per text and stays
+    frozen under ``full``.  The token embedding, tied to the output layer, trains (Opacus adds its two uses).
+    """
+    trained, params, _ = finetune.prepare(model, weights, rank, seed)
+    if weights == "full":
+        position = trained.transformer.wpe.weight
+        position.requires_grad_(False)
+        params = [p for p in params if p is not position]
+    return trained, params
+
+
+def train(work: Runner, cell: DPCell, windows, lr: float, desc: str = "") -> tuple[torch.nn.Module, dict]:
+    """DP-SGD on ``cell``'s weights of a copy of the scale's base model, the engine's settings otherwise."""
+    model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, cell.seed)
+    model.to(work.device)
+    cfg = work.train_config(cell.weights, cell.seed, lr)
+    settings = replace(work.engine.dp, noise_multiplier=cell.noise)
+    model, stats = dp.dp_train(model, params, windows, cfg, settings, work.device, work.progress, desc)
+    return model, {**stats, "trainable_parameters": int(sum(p.numel() for p in params))}
+
+
+def result_path(out: Path, scale: Scale, cell: DPCell) -> Path:
+    return Path(out) / "dp_compare" / scale.name / f"{cell.name}.json"
+
+
+def cell_key(work: Runner, cell: DPCell) -> dict:
+    """The staleness key: digests of the configuration, the data, the code that computes and the versions."""
+    prepared = work.dataset(cell.dataset, cell.seed)
+    parts = {
+        "config": {"engine": asdict(work.engine), "cell": asdict(cell), "lr_rule": work.lr_rule(cell.weights)},
+        "data": prepared.split_hashes,
+        "code": {"package": package_version("lorapriv-utils"), "source": source_digest(SOURCE)},
+        "versions": package_versions(COMPUTING_PACKAGES),
+    }
+    return {part: record_checksum(value)[:16] for part, value in parts.items()}
+
+
+def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
+    """Sweep the rate on the auxiliary part, train the target on the members, attack; write the record."""
+    start = time.perf_counter()
+    prepared = work.dataset(cell.dataset, cell.seed)
+    sweep, best = [], None
+    for lr in work.lr_rule(cell.weights)["grid"]:
+        model, _ = train(work, cell, prepared.auxiliary, lr, desc=f"{cell.name} aux lr={lr:g}")
+        ppl = perplexity(model, prepared.validation, work.device)
+        sweep.append({"lr": lr, "validation_perplexity": ppl})
+        if best is None or ppl < best[0]:
+            best = (ppl, lr, model)
+    _, lr, reference = best
+    target, stats = train(work, cell, prepared.members, lr, desc=cell.name)
+    losses = {
+        (who, part): text_losses(model, getattr(prepared, part), device=work.device)
+        for who, model in (("target", target), ("reference", reference))
+        for part in ("members", "nonmembers")
+    }
+    rng = np.random.default_rng([cell.seed, 98])
+    resamples = work.engine.bootstrap_resamples
+    metrics = {
+        "loss_attack": attack_metrics(losses["target", "members"], losses["target", "nonmembers"], rng, resamples),
+        "reference_attack": attack_metrics(
+            mia_metrics.reference_signal(losses["target", "members"], losses["reference", "members"]),
+            mia_metrics.reference_signal(losses["target", "nonmembers"], losses["reference", "nonmembers"]),
+            rng,
+            resamples,
+        ),
+        "validation_perplexity": perplexity(target, prepared.validation, work.device),
+        "lr": lr,
+        "sweep": sweep,
+        "texts": {"members": prepared.members.n_texts, "nonmembers": prepared.nonmembers.n_texts},
+        "training": {k: v for k, v in stats.items() if k != "seconds"},
+    }
+    record = {
+        "schema": SCHEMA,
+        "kind": KIND,
+        "cell": asdict(cell),
+        "metrics": metrics,
+        "manifest": {
+            "key": key,
+            "scale": work.scale.name,
+            "engine": asdict(work.engine),
+            "split_hashes": prepared.split_hashes,
+            "base": work.base()[2],
+            "versions": package_versions(),
+            "runtime": runtime(),
+            "torch_threads": torch.get_num_threads(),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+            "device": str(work.device),
+            "training_seconds": stats["seconds"],
+            "wall_seconds": time.perf_counter() - start,
+        },
+    }
+    record["checksum"] = record_checksum(record)
+    atomic_write_text(result_path(work.out, work.scale, cell), json.dumps(record, indent=1, sort_keys=True))
+    return record
+
+
+def run(work: Runner, cells: list[DPCell]) -> list[dict]:
+    """Every cell, reusing those whose record is intact and current."""
+    records = []
+    for cell in tqdm(cells, desc=f"DP weight sets ({work.scale.name})", disable=not work.progress):
+        key = cell_key(work, cell)
+        done = load_result(result_path(work.out, work.scale, cell), key, with_scores=False)
+        records.append(done if done is not None else run_cell(work, cell, key))
+    return records
+
+
+def load(folder: Path) -> list[dict]:
+    """The committed records under ``folder`` (``OUT/dp_compare/SCALE``), each checksum verified."""
+    folder = Path(folder)
+    paths = sorted(folder.rglob("*.json"))
+    if not paths:
+        raise FileNotFoundError(
+            f"no DP comparison records under {folder}; run `make results-b3` (about 10 minutes on 2 cores)"
+        )
+    records = [read_record(p) for p in paths]
+    wrong = [str(p) for p, r in zip(paths, records, strict=True) if r.get("kind") != KIND]
+    if wrong:
+        raise ValueError(f"not DP comparison records: {', '.join(wrong)}")
+    return records
+
+
+def summary(records: list[dict]) -> pd.DataFrame:
+    """One row per cell: weight set, noise, the certified epsilon, the rate chosen, perplexity and both attacks."""
+    rows = []
+    for r in records:
+        m, cell = r["metrics"], r["cell"]
+        rows.append(
+            {
+                "weights": cell["weights"],
+                "rank": cell["rank"],
+                "noise": cell["noise"],
+                "trainable": m["training"]["trainable_parameters"],
+                "epsilon": m["training"]["epsilon"],
+                "epsilon_rdp": m["training"]["epsilon_rdp"],
+                "lr": m["lr"],
+                "perplexity": m["validation_perplexity"],
+                **{
+                    f"{attack}_{part}": m[f"{attack}_attack"]["auc"][part]
+                    for attack in ("loss", "reference")
+                    for part in ("estimate", "low", "high")
+                },
+            }
+        )
+    order = {w: i for i, w in enumerate(WEIGHT_SETS)}
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(
+        ["noise", "weights"], key=lambda c: c.map(order) if c.name == "weights" else c
+    ).reset_index(drop=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m lorapriv_utils.mia.dp_compare --out DIR [--threads N]`` at the scale of ``LORAPRIV_SCALE``."""
+    import argparse
+
+    from ..scale import current_scale
+    from .runner import set_threads
+
+    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.dp_compare", description=main.__doc__)
+    parser.add_argument("--out", required=True, type=Path, help="results folder (records go to OUT/dp_compare/SCALE)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    scale = current_scale()
+    work = Runner(scale, args.out)
+    records = run(work, plan())
+    print(summary(records).round(3).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
