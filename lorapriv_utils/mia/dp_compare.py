@@ -224,9 +224,9 @@ def summary(records: list[dict]) -> pd.DataFrame:
                 "lr": m["lr"],
                 "perplexity": m["validation_perplexity"],
                 **{
-                    f"{attack}_{part}": m[f"{attack}_attack"]["auc"][part]
+                    f"{attack}_{column}": m[f"{attack}_attack"]["auc"][part]
                     for attack in ("loss", "reference")
-                    for part in ("estimate", "low", "high")
+                    for column, part in (("auc", "value"), ("low", "low"), ("high", "high"))
                 },
             }
         )

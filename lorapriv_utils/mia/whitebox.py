@@ -1,0 +1,187 @@
+"""The DP game played against LoRA with A frozen and no noise, on the engine's GPT-2 (paper B's matrix case,
+"LoRA is not inherently private"; paper A's later claim of DP by design for frozen A).
+
+The mechanism: LoRA-FA on ``c_attn`` (A drawn N(0, 1/r) and frozen, B trained), full-batch gradient
+descent with plain SGD for a fixed number of steps, so that the only randomness of training is A.  The
+release is the adapter, A included, as a LoRA checkpoint ships it.  The adversary of the DP game knows the
+other texts D' and the candidate x, the base model and the recipe, and must say whether the release was
+trained on D' + {x} ("in") or on D' ("out").
+
+* **A released.**  It replays training on D' with the released A and measures how far the release's B
+  lies from the replay's.  In the "out" world the two are one deterministic computation and coincide; in
+  the "in" world they differ.  One observation decides: TPR 1 at FPR 0, whatever the rank, so no finite
+  epsilon holds.  The replay is run separately from the release, so the check fails if training is not a
+  deterministic function of (data, A).
+* **A kept secret (control).**  The adversary replays with an A' of its own (same law) and compares the
+  merged updates B A, the only thing it then sees.  This is one attack, not a proof of privacy: paper B's
+  matrix-case argument (chapter b2) recovers M from the other columns without knowing A.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ..numbers import check_order
+from ..provenance import git_commit, git_dirty, package_versions, runtime
+from . import finetune
+from . import metrics as mia_metrics
+from .data import TextWindows
+from .runner import Runner, perplexity
+from .training import TrainConfig
+
+RANKS = (1, 8, 64)
+BLIND_SEED_OFFSET = 1000  # the control's A': the LoRA start of seed + this offset
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Size of the game: |D' + {x}| texts, candidates x tried, full-batch SGD steps and learning rate."""
+
+    texts: int = 100
+    targets: int = 16
+    steps: int = 10
+    lr: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("texts", "targets", "steps"):
+            if check_order(name, getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 2 <= self.targets <= self.texts:
+            raise ValueError(f"targets must lie in [2, texts = {self.texts}], got {self.targets}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be positive, got {self.lr}")
+
+
+def subset(windows: TextWindows, texts: list[int]) -> TextWindows:
+    """The windows of ``texts`` (in that order), their owners renumbered 0, 1, ..."""
+    if len(set(texts)) != len(texts) or not all(0 <= t < windows.n_texts for t in texts):
+        raise ValueError(f"texts must be distinct indices in [0, {windows.n_texts}), got {texts}")
+    local = {t: i for i, t in enumerate(texts)}
+    rows = np.flatnonzero(np.isin(windows.owner, texts))
+    rows = rows[np.argsort([local[t] for t in windows.owner[rows]], kind="stable")]
+    return TextWindows(windows.ids[rows], np.array([local[t] for t in windows.owner[rows]]), len(texts))
+
+
+def release(base, windows: TextWindows, rank: int, a_seed: int, game: GameConfig) -> dict[str, torch.Tensor]:
+    """LoRA-FA trained by full-batch SGD (A from ``a_seed``): B and the merged update B A of every layer, flat."""
+    cfg = TrainConfig(epochs=game.steps, lr=game.lr, batch_size=len(windows.ids), seed=a_seed, optimizer="sgd")
+    model, _ = finetune.fine_tune(copy.deepcopy(base), "lorafa", windows, cfg, rank=rank)
+    layers = finetune.lora_layers(model)
+    with torch.no_grad():
+        return {
+            "B": torch.cat([layer.lora_B["default"].weight.reshape(-1) for layer in layers]).double(),
+            "merged": torch.cat([layer.get_delta_weight("default").reshape(-1) for layer in layers]).double(),
+            "model": model,
+        }
+
+
+def play(work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: int = 0) -> dict:
+    """The game at one rank: distances in both worlds for the released-A and the secret-A adversary."""
+    finetune.check_method("lorafa", rank, work.base()[0])
+    prepared = work.dataset(dataset, seed)
+    if game.texts > prepared.members.n_texts:
+        raise ValueError(f"the game needs {game.texts} texts, the members hold {prepared.members.n_texts}")
+    base = work.base()[0]
+    members = list(range(game.texts))
+    full = subset(prepared.members, members)
+    world_in = release(base, full, rank, seed, game)
+    targets = np.random.default_rng([seed, rank, 5]).choice(game.texts, game.targets, replace=False)
+    rows = []
+    for x in tqdm(targets.tolist(), desc=f"DP game r={rank}", disable=not work.progress, leave=False):
+        rest = subset(prepared.members, [t for t in members if t != x])
+        world_out = release(base, rest, rank, seed, game)
+        replay = release(base, rest, rank, seed, game)  # the adversary's own run with the released A
+        blind = release(base, rest, rank, seed + BLIND_SEED_OFFSET, game)  # ... with an A' of its own
+        rows.append(
+            {
+                "target": x,
+                "known_in": float((world_in["B"] - replay["B"]).norm()),
+                "known_out": float((world_out["B"] - replay["B"]).norm()),
+                "blind_in": float((world_in["merged"] - blind["merged"]).norm()),
+                "blind_out": float((world_out["merged"] - blind["merged"]).norm()),
+            }
+        )
+    return summarize(rows, rank, perplexity(world_in["model"], prepared.validation, work.device), seed)
+
+
+def summarize(rows: list[dict], rank: int, ppl: float, seed: int, resamples: int = 1000) -> dict:
+    """AUC of "smaller distance = out" with bootstrap intervals, and the separation of the two worlds."""
+    rng = np.random.default_rng([seed, rank, 6])
+    out = {"rank": rank, "validation_perplexity": ppl, "targets": rows}
+    for arm in ("known", "blind"):
+        d_in = np.array([r[f"{arm}_in"] for r in rows])
+        d_out = np.array([r[f"{arm}_out"] for r in rows])
+        # a signal is lower for members (``metrics``): minus the distance, since "in" moves the release away
+        auc = mia_metrics.bootstrap(mia_metrics.roc_auc, -d_in, -d_out, rng, resamples)
+        out[arm] = {
+            "auc": asdict(auc),
+            "max_out": float(d_out.max()),
+            "min_in": float(d_in.min()),
+            "separated": bool(d_in.min() > d_out.max()),
+        }
+    return out
+
+
+def game_record(work: Runner, ranks: tuple[int, ...] = RANKS, game: GameConfig | None = None, seed: int = 0) -> dict:
+    """The game at every rank, with how, where and when it was played."""
+    game = game or GameConfig()
+    start = time.perf_counter()
+    rows = [play(work, r, game, seed=seed) for r in ranks]
+    return {
+        "kind": "dp-game-lorafa",
+        "rows": rows,
+        "game": asdict(game),
+        "dataset": "ptb",
+        "seed": seed,
+        "scale": work.scale.name,
+        "split_hashes": work.dataset("ptb", seed).split_hashes,
+        "base": work.base()[2],
+        "measured_on": {
+            **runtime(),
+            "versions": package_versions(),
+            "torch_threads": torch.get_num_threads(),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+        },
+        "wall_seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m lorapriv_utils.mia.whitebox PATH.json [--threads N]``: the game at the scale of
+    ``LORAPRIV_SCALE``, written atomically with its checksum."""
+    import argparse
+
+    from ..files import atomic_write_text
+    from ..scale import current_scale
+    from .report import record_checksum
+    from .runner import set_threads
+
+    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.whitebox", description=main.__doc__)
+    parser.add_argument("path", help="the JSON file to write")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    record = game_record(Runner(current_scale(), out="."))
+    record["checksum"] = record_checksum(record)
+    atomic_write_text(args.path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args.path} in {record['wall_seconds']:.0f} s")
+    for row in record["rows"]:
+        print(
+            f"r={row['rank']:>3}  ppl={row['validation_perplexity']:.1f}  "
+            + "  ".join(
+                f"{arm}: AUC {row[arm]['auc']['value']:.3f} separated={row[arm]['separated']}"
+                for arm in ("known", "blind")
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

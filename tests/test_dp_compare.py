@@ -1,0 +1,102 @@
+"""DP-SGD on four weight sets at one noise multiplier (paper B, B-3): the weight sets, one full-model DP
+step against per-text gradients computed by plain autograd (GPT-2's tied embedding included), the cells,
+their records, resume and the summary."""
+
+import copy
+import json
+
+import ddp_driver  # tests/ is on sys.path under pytest's default import mode
+import numpy as np
+import pytest
+import torch
+
+from lorapriv_utils.mia import dp, dp_compare, models
+from lorapriv_utils.mia.data import TextWindows
+from lorapriv_utils.mia.runner import Runner
+from lorapriv_utils.mia.training import TrainConfig, row_nll
+from lorapriv_utils.scale import DPConfig
+
+
+def test_cells_are_checked_and_named():
+    assert dp_compare.DPCell("lorafa", 0.5, rank=8).name == "ptb/lorafa-r8-z0.5-s0"
+    assert dp_compare.DPCell("full", 0.0).name == "ptb/full-z0-s0"
+    cells = dp_compare.plan(noise=(0.0, 1.0), rank=4)
+    assert len(cells) == 8 and {c.rank for c in cells if c.weights in ("lorafa", "lora")} == {4}
+    for kwargs, match in [
+        ({"weights": "all", "noise": 1.0}, "unknown weight set"),
+        ({"weights": "lorafa", "noise": 1.0}, "needs rank"),
+        ({"weights": "full", "noise": 1.0, "rank": 8}, "takes no rank"),
+        ({"weights": "full", "noise": -1.0}, ">= 0"),
+        ({"weights": "full", "noise": float("nan")}, "finite"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            dp_compare.DPCell(**kwargs)
+
+
+def test_weight_sets():
+    base = ddp_driver.tiny_base()
+    n_all = sum(p.numel() for p in base.parameters())
+    sizes = {}
+    for weights, rank in [("full", None), ("adapter", None), ("lorafa", 2), ("lora", 2)]:
+        model, params = dp_compare.dp_parameters(copy.deepcopy(base), weights, rank, 0)
+        sizes[weights] = sum(p.numel() for p in params)
+        assert all(p.requires_grad for p in params)
+        if weights == "full":
+            assert model.transformer.wte.weight in params and model.lm_head.weight is model.transformer.wte.weight
+            assert not model.transformer.wpe.weight.requires_grad
+            assert sizes["full"] == n_all - model.transformer.wpe.weight.numel()
+    assert sizes["full"] > sizes["adapter"] > sizes["lora"] > sizes["lorafa"]
+
+
+def test_a_full_model_dp_step_is_the_clipped_mean_of_per_text_gradients():
+    ids = np.random.default_rng(4).integers(0, 300, size=(5, 12))
+    ids[1, 8:] = -1
+    windows = TextWindows(ids, np.array([0, 0, 1, 2, 2]), 3)
+    model, params = dp_compare.dp_parameters(ddp_driver.tiny_base(), "full", None, 0)
+    model.train()
+    reference = copy.deepcopy(model)
+    ref_params = [p for p in reference.parameters() if p.requires_grad]
+    grads = []
+    for t in range(windows.n_texts):  # each text's gradient by plain autograd, the tied embedding summed by torch
+        total, count = row_nll(reference, torch.as_tensor(ids[windows.owner == t]))
+        grads.append(torch.cat([g.reshape(-1) for g in torch.autograd.grad(total.sum() / count.sum(), ref_params)]))
+    grads = torch.stack(grads)
+    clip = 0.05
+    norms = grads.norm(dim=1, keepdim=True)
+    assert bool((norms > clip).all())
+    expected = (grads * (clip / (norms + 1e-6)).clamp(max=1.0)).sum(dim=0) / windows.n_texts
+    before = torch.cat([p.detach().reshape(-1) for p in params]).clone()
+    cfg = TrainConfig(epochs=1, lr=1.0, batch_size=windows.n_texts, optimizer="sgd", seed=0)
+    dp.dp_train(model, params, windows, cfg, DPConfig(0.0, clip, 1e-5))
+    step = before - torch.cat([p.detach().reshape(-1) for p in params])
+    assert torch.allclose(step, expected, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch):
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    work = Runner(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
+    cells = [dp_compare.DPCell("full", 1.0), dp_compare.DPCell("lorafa", 1.0, rank=2)]
+    first = dp_compare.run(work, cells)
+    folder = tmp_path / "out" / "dp_compare" / "cpu-small" / "ptb"
+    assert sorted(p.name for p in folder.iterdir()) == ["full-z1-s0.json", "lorafa-r2-z1-s0.json"]
+    record = json.loads((folder / "full-z1-s0.json").read_text())
+    assert {"key", "git_commit", "versions", "runtime", "wall_seconds", "split_hashes"} <= set(record["manifest"])
+    assert len(record["metrics"]["sweep"]) == len(ddp_driver.SCALE.engine.dense.lr_grid)
+    eps = [r["metrics"]["training"]["epsilon"] for r in first]
+    assert eps[0] == eps[1] and eps[0] > 0  # one (sigma, q, steps): one certificate, whatever is trained
+    frame = dp_compare.summary(dp_compare.load(folder.parent))
+    assert list(frame["weights"]) == ["full", "lorafa"]
+    assert frame["trainable"].iloc[0] > frame["trainable"].iloc[1]
+    assert (frame["loss_low"] <= frame["loss_auc"]).all() and (frame["loss_auc"] <= frame["loss_high"]).all()
+    # a rerun reuses the intact, current records
+    monkeypatch.setattr(dp_compare, "run_cell", lambda *a: pytest.fail("a current record was recomputed"))
+    assert [r["checksum"] for r in dp_compare.run(work, cells)] == [r["checksum"] for r in first]
+
+
+def test_load_says_how_to_make_the_records(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make results-b3"):
+        dp_compare.load(tmp_path)
+    (tmp_path / "other.json").write_text(json.dumps({"kind": "x", "checksum": "0"}))
+    with pytest.raises(ValueError, match="checksum"):
+        dp_compare.load(tmp_path)

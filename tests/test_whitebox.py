@@ -1,0 +1,59 @@
+"""The DP game against LoRA-FA without noise: subsets of texts, the game's settings, the summary's
+direction, and the game itself on a tiny model (released A: the worlds separate exactly)."""
+
+import ddp_driver  # tests/ is on sys.path under pytest's default import mode
+import numpy as np
+import pytest
+
+from lorapriv_utils.mia import models, whitebox
+from lorapriv_utils.mia.data import TextWindows
+from lorapriv_utils.mia.runner import Runner
+
+
+def test_subset_keeps_the_windows_of_the_chosen_texts_and_renumbers_them():
+    ids = np.arange(12).reshape(6, 2)
+    windows = TextWindows(ids, np.array([0, 0, 1, 2, 2, 3]), 4)
+    part = whitebox.subset(windows, [0, 2, 3])
+    assert part.n_texts == 3 and part.owner.tolist() == [0, 0, 1, 1, 2]
+    assert part.ids[:, 0].tolist() == [0, 2, 6, 8, 10]
+    for bad in ([0, 0], [4], [-1]):
+        with pytest.raises(ValueError, match="distinct indices"):
+            whitebox.subset(windows, bad)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"texts": 0}, "texts must be >= 1"),
+        ({"targets": 1}, "targets must lie"),
+        ({"targets": 200}, "targets must lie"),
+        ({"steps": 0}, "steps must be >= 1"),
+        ({"lr": 0.0}, "lr must be positive"),
+        ({"texts": 2.5}, "integer"),
+    ],
+)
+def test_game_settings_are_checked(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        whitebox.GameConfig(**kwargs)
+
+
+def test_the_summary_calls_the_farther_world_in():
+    rows = [{"known_in": 1.0 + i, "known_out": 0.0, "blind_in": 1.0, "blind_out": 1.0 + i} for i in range(4)]
+    out = whitebox.summarize(rows, rank=2, ppl=10.0, seed=0, resamples=50)
+    assert out["known"]["auc"]["value"] == 1.0 and out["known"]["separated"]
+    assert out["blind"]["auc"]["value"] < 0.5 and not out["blind"]["separated"]
+
+
+@pytest.mark.slow
+def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch):
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
+    game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
+    row = whitebox.play(work, 2, game)
+    assert all(t["known_out"] == 0.0 and t["known_in"] > 0 for t in row["targets"])
+    assert row["known"]["auc"]["value"] == 1.0 and row["known"]["separated"]
+    assert all(t["blind_out"] > 0 for t in row["targets"])  # a wrong A' never reproduces the release
+    with pytest.raises(ValueError, match="needs 1000 texts"):
+        whitebox.play(work, 2, whitebox.GameConfig(texts=1000, targets=3))
+    with pytest.raises(ValueError, match="needs a rank"):
+        whitebox.play(work, 0, game)
