@@ -287,3 +287,33 @@ def test_a_batch_that_does_not_split_over_the_processes_is_refused(tmp_path, fre
     work.accelerator = SimpleNamespace(num_processes=3)  # as under `accelerate launch --num_processes 3`
     with pytest.raises(ValueError, match="batch size 16 does not split over 3 processes"):
         work.train_config("full", 0)
+
+
+def test_reference_models_draw_their_own_randomness(tmp_path, monkeypatch):
+    """Eq. 24's reference must not share the target's DP noise, sampling, data order or LoRA start: with
+    shared noise the difference L(target) - L(reference) cancels it and overstates the leakage."""
+    from lorapriv_utils.mia import finetune, frontier
+
+    seeds = []
+    real = finetune.fine_tune
+
+    def spy(model, method, data, cfg, *args, **kwargs):
+        seeds.append((kwargs.get("desc", ""), cfg.seed))
+        return real(model, method, data, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(finetune, "fine_tune", spy)
+    cell = runner.Cell("synthetic-email", "dpsgd", 2, 3)
+    record = _run(tmp_path, [cell])[0]
+    assert record["manifest"]["seeds"]["reference"] == runner.reference_seed(3) != 3
+    sweep = [s for desc, s in seeds if " aux " in desc]
+    target = [s for desc, s in seeds if " aux " not in desc]
+    assert len(sweep) == len(SCALE.engine.lora.lr_grid) and set(sweep) == {runner.reference_seed(3)}
+    assert target == [3]
+
+    seeds.clear()
+    work = runner.Runner(SCALE, tmp_path / "f", progress=False, device="cpu")
+    frontier.run_point(work, "synthetic-email", grid.Variant("dpsgd", 2, 1.0), 1e-2, 3, (1,))
+    assert dict(seeds) == {
+        "synthetic-email dpsgd-r2-z1-lr0.01": 3,
+        "synthetic-email dpsgd-r2-z1-lr0.01 reference": runner.reference_seed(3),
+    }

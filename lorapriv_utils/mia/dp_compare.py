@@ -15,7 +15,9 @@ the clipped sensitivity C and the noise, not how many weights carry them.  Whate
 then has to show in the attacks, so each cell measures validation perplexity and two attacks on members
 against non-members: the loss attack and eq. 24's reference attack, whose reference is the same weight set
 trained on the auxiliary part at the rate the engine's rule picks (lowest validation perplexity over the
-scale's grid).  sigma = 0 (clipping alone, no certificate) shows what the attacks see without noise.
+scale's grid), with its own noise, sampling and LoRA start (a reference that shared the target's noise would
+cancel it in eq. 24's difference and overstate the leakage).  sigma = 0 (clipping alone, no certificate)
+shows what the attacks see without noise.
 
 Results: one JSON record per cell, written atomically with a manifest and a staleness key, under
 ``OUT/dp_compare/SCALE/``; a rerun skips the cells that are intact and current
@@ -42,7 +44,7 @@ from ..scale import Scale
 from . import dp, finetune
 from . import metrics as mia_metrics
 from .report import SCHEMA, read_record, record_checksum
-from .runner import CODE, COMPUTING_PACKAGES, Runner, attack_metrics, load_result, perplexity
+from .runner import CODE, COMPUTING_PACKAGES, Runner, attack_metrics, load_result, perplexity, reference_seed
 from .training import text_losses
 
 WEIGHT_SETS = ("full", "adapter", "lorafa", "lora")
@@ -97,11 +99,15 @@ def dp_parameters(model, weights: str, rank: int | None, seed: int) -> tuple[tor
     return trained, params
 
 
-def train(work: Runner, cell: DPCell, windows, lr: float, desc: str = "") -> tuple[torch.nn.Module, dict]:
-    """DP-SGD on ``cell``'s weights of a copy of the scale's base model, the engine's settings otherwise."""
-    model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, cell.seed)
+def train(
+    work: Runner, cell: DPCell, windows, lr: float, desc: str = "", reference: bool = False
+) -> tuple[torch.nn.Module, dict]:
+    """DP-SGD on ``cell``'s weights of a copy of the scale's base model, the engine's settings otherwise; a
+    ``reference`` model draws its own randomness (LoRA start, sampling, noise), as the runner's do."""
+    seed = reference_seed(cell.seed) if reference else cell.seed
+    model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, seed)
     model.to(work.device)
-    cfg = work.train_config(cell.weights, cell.seed, lr)
+    cfg = replace(work.train_config(cell.weights, cell.seed, lr), seed=seed)
     settings = replace(work.engine.dp, noise_multiplier=cell.noise)
     model, stats = dp.dp_train(model, params, windows, cfg, settings, work.device, work.progress, desc)
     return model, {**stats, "trainable_parameters": int(sum(p.numel() for p in params))}
@@ -129,7 +135,7 @@ def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
     prepared = work.dataset(cell.dataset, cell.seed)
     sweep, best = [], None
     for lr in work.lr_rule(cell.weights)["grid"]:
-        model, _ = train(work, cell, prepared.auxiliary, lr, desc=f"{cell.name} aux lr={lr:g}")
+        model, _ = train(work, cell, prepared.auxiliary, lr, desc=f"{cell.name} aux lr={lr:g}", reference=True)
         ppl = perplexity(model, prepared.validation, work.device)
         sweep.append({"lr": lr, "validation_perplexity": ppl})
         if best is None or ppl < best[0]:

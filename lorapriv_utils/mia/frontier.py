@@ -3,7 +3,8 @@
 Paper A compares methods one point each (Table 1), where every drop in attack success comes with
 a rise in perplexity.  To compare at matched utility, each *variant* (a method, its rank, and for
 DP-SGD its noise multiplier) is trained at every learning rate of its grid for ``max(checkpoints)``
-epochs on the members, and its calibrated reference (same method and rate) on the auxiliary part;
+epochs on the members, and its calibrated reference (same method and rate, its own training randomness:
+``runner.reference_seed``) on the auxiliary part;
 after each epoch listed in ``checkpoints`` both are scored.  A checkpoint is a model one could
 release, so each (learning rate, epoch) pair is one point of the variant's frontier; the base
 model is every variant's point at epoch 0.  The points are compared by
@@ -32,7 +33,7 @@ from . import finetune
 from .dp import epsilons
 from .grid import Cell, Variant
 from .report import SCHEMA, record_checksum
-from .runner import Runner, load_result, perplexity, scores_digest, scores_path
+from .runner import Runner, load_result, perplexity, reference_seed, scores_digest, scores_path
 from .training import text_losses, text_scores
 
 __all__ = ["Variant", "frontier_path", "run_base", "run_frontier", "run_point"]
@@ -158,7 +159,7 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
         copy.deepcopy(base),
         variant.method,
         prepared.auxiliary,
-        cfg,
+        replace(cfg, seed=reference_seed(seed)),
         desc=f"{dataset} {name} reference",
         epoch_hook=score_reference,
         **common,
@@ -176,7 +177,8 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
             "train_config": asdict(cfg),
             "dp": asdict(dp) if variant.method == "dpsgd" else None,
             "split_hashes": prepared.split_hashes,
-            "reference": "the variant at the same rate and epochs, trained on the auxiliary part",
+            "reference": "the variant at the same rate and epochs, trained on the auxiliary part with its own "
+            f"randomness (seed {reference_seed(seed)})",
             "training_seconds": target["seconds"] + reference["seconds"],
         },
     }

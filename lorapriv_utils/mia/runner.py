@@ -9,7 +9,11 @@ Per cell:
    validation perplexity (``--lr`` fixes it instead);
 3. the reference model of eq. 24 is, by default, the sweep's winner: the target's own method
    and hyperparameters trained on the auxiliary part (the calibrated reference);
-   ``reference="full"`` uses full fine-tuning's sweep winner instead;
+   ``reference="full"`` uses full fine-tuning's sweep winner instead.  The sweep runs with its
+   own randomness (:func:`reference_seed`): DP-SGD's noise and sampling, the data order, the LoRA
+   start and FLoRA's resampling are independent of the target's, as an adversary's reference
+   would be (with shared noise, eq. 24's difference cancels DP-SGD's noise and overstates the
+   leakage);
 4. the target is trained on the members, and every member and non-member text is scored by
    both models.
 
@@ -50,6 +54,14 @@ from .training import row_sums, text_losses, text_scores
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)
+REFERENCE_SEED_OFFSET = 1000
+
+
+def reference_seed(seed: int) -> int:
+    """The seed of a reference model's training randomness: independent of the target's (``seed``)."""
+    return seed + REFERENCE_SEED_OFFSET
+
+
 # The package code that computes a cell or a frontier point (not the reporting and analysis modules,
 # so that a change there leaves the results current).
 CODE = tuple(
@@ -322,7 +334,7 @@ class Runner:
             prepared = self.dataset(name, seed)
             rows, best = [], None
             for lr in self.lr_rule(method)["grid"]:
-                cfg = self.train_config(method, seed, lr)
+                cfg = replace(self.train_config(method, seed, lr), seed=reference_seed(seed))
                 label = f"{name} {method}{'' if rank is None else f'-r{rank}'} aux lr={lr:g}"
                 model, stats = self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label)
                 ppl = perplexity(model, prepared.validation, self.device)
@@ -351,6 +363,7 @@ class Runner:
             "dp_noise": s + 2,
             "dp_sampling": s + 3,
             "bootstrap": [s, 99],
+            "reference": reference_seed(s),  # the sweep's and reference's training randomness (its own +1, +2, +3)
         }
 
     def run_cell(self, cell: Cell, key: dict | None = None) -> dict:
