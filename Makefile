@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a6 results-b1 lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a6 results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -26,6 +26,8 @@ help:
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (about 1.5 hours on 2 cores; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
+	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about 10 minutes)"
+	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 20 minutes; resumable)"
 	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
@@ -76,6 +78,12 @@ results-a6: $(STAMP)
 
 results-b1: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.alignment results/published/alignment/cpu-small-pretrained.json
+
+results-b2: $(STAMP)
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.whitebox results/published/whitebox/cpu-small.json
+
+results-b3: $(STAMP)
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.dp_compare --out results/published
 
 notebook: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make notebook NB=a3_noise" >&2; exit 2; }

@@ -421,3 +421,32 @@ def m1_profile_plot(m1: pd.DataFrame):
     _legend_outside(ax, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str]):
+    """Paper B, DP training of several weight sets: reference-attack AUC (95% interval) against validation
+    perplexity, one marker per weight set, one colour per noise multiplier (``dp_compare.summary``'s frame)."""
+    style()
+    fig, ax = plt.subplots(figsize=(7.5, 4.0))
+    markers = dict(zip(labels, "osD^", strict=False))
+    colors = {z: f"C{i}" for i, z in enumerate(sorted(frame["noise"].unique()))}
+    for row in frame.itertuples():
+        ax.errorbar(
+            row.perplexity,
+            row.reference_auc,
+            yerr=[[row.reference_auc - row.reference_low], [row.reference_high - row.reference_auc]],
+            fmt=markers[row.weights],
+            color=colors[row.noise],
+            ms=6,
+            capsize=2,
+        )
+    ax.axhline(0.5, color="0.5", ls=":", lw=1)
+    handles = [plt.Line2D([], [], color="0.3", marker=m, ls="", label=labels[w]) for w, m in markers.items()]
+    handles += [
+        plt.Line2D([], [], color=c, marker="o", ls="", label=rf"$\sigma$ = {z:g}" + (" (no noise)" if z == 0 else ""))
+        for z, c in colors.items()
+    ]
+    ax.set(xlabel="validation perplexity", ylabel="reference-attack AUC")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig

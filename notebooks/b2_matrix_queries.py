@@ -112,16 +112,44 @@ inits = b2_matrix_queries.init_table(8)
 display_table(inits)
 
 # %% [markdown]
+# ## The DP game on a trained GPT-2
+#
+# The engine's GPT-2 is trained with LoRA-FA ($A$ frozen, $B$ trained, no noise) on the first
+# 100 Penn Treebank member texts, by full-batch plain SGD for 10 steps, so that $A$ is
+# training's only randomness. For each of 16 candidate texts $x$, the release is trained either
+# with $x$ ("in") or without it ("out"), and the adversary, who knows the other texts and the
+# recipe, replays training without $x$. With $A$ released it replays with that $A$ and measures
+# how far the release's $B$ lies from its replay's; kept secret, it can only replay with an $A'$
+# of its own and compare the merged updates $BA$. The run is committed
+# (`results/published/whitebox/`, `make results-b2`, about ten minutes on 2 cores) and loaded
+# here with its checksum verified.
+
+# %%
+game, game_record = b2_matrix_queries.load_game(scale.name)
+display_table(game)
+
+# %% [markdown]
+# Paper B's CIFAR-10 table (as its authors published it) beside our game, rank by rank. The
+# comparison is in shape only: another model, other data, another attack and another adversary.
+
+# %%
+display_table(b2_matrix_queries.shape_table(game, game_record))
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger (see
 # {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = b2_matrix_queries.claims(attacks, growth, residuals, scale)
+claims = b2_matrix_queries.claims(attacks, growth, residuals, scale, game)
 claims.append(b2_matrix_queries.instance_claim(instance, inits, scale))
 ledger.save_claims(b2_matrix_queries.KEY, claims)
 plots.save_figure(scores_fig, "b2_scores")
-for name, value in b2_matrix_queries.key_numbers(attacks, growth, residuals).items():
+numbers = {
+    **b2_matrix_queries.key_numbers(attacks, growth, residuals),
+    **b2_matrix_queries.game_numbers(game, game_record),
+}
+for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

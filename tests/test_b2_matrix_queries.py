@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import pytest
 from conftest import registered
 
 from lorapriv_utils.chapters import b2_matrix_queries as b2
@@ -34,3 +35,53 @@ def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
     assert claim.claim_id in registered(b2.KEY)
     assert claim.verdict == "qualified"  # AdamW and PEFT's default initialisation are the caveats
     assert instance["sgd_residual_shown"].iloc[0].startswith("< 1e-")
+
+
+def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
+    import json
+
+    from lorapriv_utils.mia.report import record_checksum
+
+    def row(rank, separated):
+        return {
+            "rank": rank,
+            "validation_perplexity": 100.0,
+            "targets": [{}] * 4,
+            "known": {
+                "auc": {"value": 1.0 if separated else 0.9, "low": 0.9, "high": 1.0},
+                "max_out": 0.0,
+                "min_in": 0.01,
+                "separated": separated,
+            },
+            "blind": {
+                "auc": {"value": 0.5, "low": 0.3, "high": 0.7},
+                "max_out": 1.0,
+                "min_in": 0.9,
+                "separated": False,
+            },
+        }
+
+    scale = dataclasses.replace(tiny_scale, attack_trials=50)
+    attacks = b2.attack_table([(32, 8, 4, 4, "outer")], scale)
+    growth = b2.audit_growth((32, 8, 4, 4, "outer"), [50], scale)
+    residuals = b2.residual_table((32, 8, 4, 4, "outer"), 20, scale)
+    for separated, verdict in ((True, "holds"), (False, "fails")):
+        record = {"rows": [row(1, True), row(8, separated)], "game": {"texts": 10, "steps": 2}, "wall_seconds": 60}
+        record["checksum"] = record_checksum(record)
+        path = tmp_path / "game.json"
+        path.write_text(json.dumps(record))
+        game, loaded = b2.load_game("cpu-small", path)
+        assert list(game["r"]) == [1, 8] and game["released_A_auc_95"].iloc[0] == "[0.90, 1.00]"
+        shape = b2.shape_table(game, loaded)
+        assert len(shape) == len(b2.PAPER_B_CIFAR) + 4 and "10 texts, 2 full-batch" in shape["model and data"].iloc[-1]
+        assert [c.passed for c in b2.game_checks(game)] == [True, separated]
+        assert b2.game_numbers(game, loaded)["b2_matrix_queries_game_minutes"] == 1
+        claims = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale, game)}
+        assert claims["B-2.lora-not-private"].verdict == verdict
+        assert claims["A-v8.dp-by-design"].verdict == "fails"
+        assert "trained with LoRA-FA" in claims["A-v8.dp-by-design"].summary
+    path.write_text(json.dumps({**record, "checksum": "0"}))
+    with pytest.raises(ValueError, match="checksum"):
+        b2.load_game("cpu-small", path)
+    with pytest.raises(FileNotFoundError, match="make results-b2"):
+        b2.load_game("cpu-small", tmp_path / "missing.json")

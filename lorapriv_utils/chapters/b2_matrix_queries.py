@@ -398,3 +398,56 @@ def game_summary(game: pd.DataFrame | None) -> str:
         f"apart for every target (AUC {game['released_A_auc'].min():.3g}), one holding only its own A' does not "
         f"(AUC {game['secret_A_auc'].min():.2f} to {game['secret_A_auc'].max():.2f})"
     )
+
+
+def shape_table(game: pd.DataFrame, record: dict) -> pd.DataFrame:
+    """Paper B's CIFAR-10 table beside our game, rank by rank: in shape (near-perfect at every rank), not in
+    number (other model, data, attack and adversary)."""
+    g = record["game"]
+    ours = f"engine's GPT-2, Penn Treebank, {g['texts']} texts, {g['steps']} full-batch SGD steps"
+    rows = [
+        {
+            "source": "paper B (published)",
+            "model and data": "small CNN from scratch, CIFAR-10",
+            "r": r,
+            "adversary": "membership inference (published AUC)",
+            "AUC": auc / 100,
+        }
+        for r, auc in PAPER_B_CIFAR.items()
+    ]
+    for row in game.itertuples():
+        rows.append(
+            {
+                "source": "ours",
+                "model and data": ours,
+                "r": int(row.r),
+                "adversary": "DP game, A released (replay)",
+                "AUC": row.released_A_auc,
+            }
+        )
+        rows.append(
+            {
+                "source": "ours",
+                "model and data": ours,
+                "r": int(row.r),
+                "adversary": "DP game, A secret (replay with A')",
+                "AUC": row.secret_A_auc,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
+    """The numbers the trained-GPT-2 section quotes (glued by the notebook)."""
+    g = record["game"]
+    numbers = {
+        "game_known_auc_min": game["released_A_auc"].min(),
+        "game_blind_auc_min": game["secret_A_auc"].min(),
+        "game_blind_auc_max": game["secret_A_auc"].max(),
+        "game_targets": int(game["targets"].iloc[0]),
+        "game_texts": g["texts"],
+        "game_steps": g["steps"],
+        "game_smallest_in": game["smallest_in_distance"].min(),
+        "game_minutes": record["wall_seconds"] / 60,
+    }
+    return quoted_numbers(KEY, numbers)
