@@ -27,7 +27,7 @@ help:
 	@echo "make results-a6    recompute §6's committed results (about 1.5 hours on 2 cores; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about 10 minutes)"
-	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 20 minutes; resumable)"
+	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 15 minutes; resumable)"
 	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py

@@ -423,11 +423,14 @@ def m1_profile_plot(m1: pd.DataFrame):
     return fig
 
 
-def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str]):
+def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float | None = None):
     """Paper B, DP training of several weight sets: reference-attack AUC (95% interval) against validation
-    perplexity, one marker per weight set, one colour per noise multiplier (``dp_compare.summary``'s frame)."""
+    perplexity, one marker per weight set, one colour per noise multiplier (``dp_compare.summary``'s frame);
+    the base model's perplexity as a dashed vertical line."""
     style()
     fig, ax = plt.subplots(figsize=(7.5, 4.0))
+    if base_ppl is not None:
+        ax.axvline(base_ppl, color="0.3", ls="--", lw=1)
     markers = dict(zip(labels, "osD^", strict=False))
     colors = {z: f"C{i}" for i, z in enumerate(sorted(frame["noise"].unique()))}
     for row in frame.itertuples():
@@ -446,6 +449,8 @@ def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str]):
         plt.Line2D([], [], color=c, marker="o", ls="", label=rf"$\sigma$ = {z:g}" + (" (no noise)" if z == 0 else ""))
         for z, c in colors.items()
     ]
+    if base_ppl is not None:
+        handles.append(plt.Line2D([], [], color="0.3", ls="--", label="base model"))
     ax.set(xlabel="validation perplexity", ylabel="reference-attack AUC")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()

@@ -9,6 +9,7 @@ from conftest import registered
 
 from lorapriv_utils import plots
 from lorapriv_utils.chapters import b3_noisy_variants as b3
+from lorapriv_utils.ledger import InstrumentError
 
 
 def test_noisy_variants_chapter(tiny_scale):
@@ -63,23 +64,36 @@ def _dp_frame(full_ref, lorafa_ref, eps=(3.0, 1.0)):
 
 def test_the_dp_weight_sets_claim_reads_certificate_and_attacks(tiny_scale):
     m2 = b3.m2_table([8, 768], [1, 10])
-    separated = b3.lowrank_claim(_dp_frame((0.70, 0.65), (0.55, 0.52)), m2, tiny_scale)
+    separated = b3.lowrank_claim(_dp_frame((0.70, 0.65), (0.50, 0.50)), m2, tiny_scale)
     assert separated.claim_id in registered(b3.KEY)
-    caveats = [c for c in separated.checks if c.role == "caveat"]
-    assert [c.passed for c in caveats] == [False, False, True, True]  # same certificate; attacks resolved
-    assert separated.verdict == "qualified"
-    overlapping = b3.lowrank_claim(_dp_frame((0.56, 0.53), (0.55, 0.52)), m2, tiny_scale)
-    assert [c.passed for c in overlapping.checks if c.role == "caveat"][2:] == [False, False]
-    assert overlapping.verdict == "qualified"
+    assert [c.passed for c in separated.checks if c.role == "caveat"] == [True, True, True, True]
+    assert [c.role for c in separated.checks].count("identity") == 2  # one certificate: shown, not counted
+    assert separated.verdict == "holds"
+    against_full_only = b3.lowrank_claim(_dp_frame((0.70, 0.65), (0.54, 0.52)), m2, tiny_scale)
+    assert [c.passed for c in against_full_only.checks if c.role == "caveat"] == [True, False, True, False]
+    assert against_full_only.verdict == "qualified"
+    with pytest.raises(InstrumentError):  # different certificates at one noise would be a bug
+        b3.lowrank_claim(_dp_frame((0.7, 0.6), (0.5, 0.5)).assign(epsilon=lambda f: f.index + 1.0), m2, tiny_scale)
+    with pytest.raises(ValueError, match="no DP run of lorafa"):
+        b3.lowrank_claim(_dp_frame((0.7, 0.6), (0.5, 0.5)).query("weights != 'lorafa'"), m2, tiny_scale)
+    with pytest.raises(ValueError, match="no noise multiplier above 0"):
+        b3.lowrank_claim(_dp_frame((0.7, 0.6), (0.5, 0.5)).assign(noise=0.0), m2, tiny_scale)
     table = b3.dp_table(_dp_frame((0.7, 0.6), (0.5, 0.5)))
     assert table["reference attack AUC"].iloc[0] == "0.700 [0.680, 0.720]"
-    numbers = b3.dp_numbers(_dp_frame((0.7, 0.6), (0.5, 0.5)))
+    frame = _dp_frame((0.7, 0.6), (0.5, 0.5))
+    ranked = frame["weights"].isin(["lorafa", "lora"])
+    frame.loc[ranked, "lr"] = min(tiny_scale.engine.lora.lr_grid)  # the low-rank runs at the bottom of their grid
+    numbers = b3.dp_numbers(frame, 106.0, tiny_scale)
     assert numbers["b3_noisy_variants_dp_z0p5_full_ref"] == 0.7 and numbers["b3_noisy_variants_dp_z1_eps"] == 1
-    fig = plots.dp_weights_plot(_dp_frame((0.7, 0.6), (0.5, 0.5)), b3.WEIGHT_LABELS)
-    assert len(fig.axes[0].get_legend().get_texts()) == 6
+    assert numbers["b3_noisy_variants_dp_base_ppl"] == 106 and numbers["b3_noisy_variants_dp_noisy_runs"] == 8
+    assert numbers["b3_noisy_variants_dp_lowest_rate"] == 4
+    fig = plots.dp_weights_plot(_dp_frame((0.7, 0.6), (0.5, 0.5)), b3.WEIGHT_LABELS, 106.0)
+    assert len(fig.axes[0].get_legend().get_texts()) == 7
     plt.close(fig)
 
 
 def test_missing_dp_runs_say_how_to_make_them(tmp_path):
     with pytest.raises(FileNotFoundError, match="make results-b3"):
         b3.load_dp_compare("cpu-small", tmp_path / "nothing")
+    with pytest.raises(FileNotFoundError, match="make results-a6"):
+        b3.base_perplexity("cpu-small", tmp_path / "base.json")

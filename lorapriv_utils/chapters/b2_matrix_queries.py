@@ -184,7 +184,7 @@ def claims(
         )
     ] + [
         check_bound(
-            f"trained GPT-2, LoRA-FA r={int(r.r)}, A released: the worlds overlap (1 if every target is told apart)",
+            f"trained GPT-2, LoRA-FA r={int(r.r)}, A released: every target told apart (1), where DP needs 0",
             float(r.released_A_separated),
             0.0,
         )
@@ -395,7 +395,7 @@ def game_summary(game: pd.DataFrame | None) -> str:
     ranks = ", ".join(str(int(r)) for r in game["r"])
     return (
         f"; on the engine's GPT-2 trained with LoRA-FA (ranks {ranks}), an adversary holding A tells the two worlds "
-        f"apart for every target (AUC {game['released_A_auc'].min():.3g}), one holding only its own A' does not "
+        f"apart for every target (AUC {game['released_A_auc'].min():.3g}), a naive replay with its own A' does not "
         f"(AUC {game['secret_A_auc'].min():.2f} to {game['secret_A_auc'].max():.2f})"
     )
 
