@@ -61,15 +61,15 @@ def test_a_full_model_dp_step_is_the_clipped_mean_of_per_text_gradients():
         total, count = row_nll(reference, torch.as_tensor(ids[windows.owner == t]))
         grads.append(torch.cat([g.reshape(-1) for g in torch.autograd.grad(total.sum() / count.sum(), ref_params)]))
     grads = torch.stack(grads)
-    clip = 0.05
     norms = grads.norm(dim=1, keepdim=True)
-    assert bool((norms > clip).all())
+    clip = float(norms.median())  # one text below the norm, one above: clipped and unclipped texts both
+    assert bool((norms < clip).any()) and bool((norms > clip).any())
     expected = (grads * (clip / (norms + 1e-6)).clamp(max=1.0)).sum(dim=0) / windows.n_texts
     before = torch.cat([p.detach().reshape(-1) for p in params]).clone()
     cfg = TrainConfig(epochs=1, lr=1.0, batch_size=windows.n_texts, optimizer="sgd", seed=0)
     dp.dp_train(model, params, windows, cfg, DPConfig(0.0, clip, 1e-5))
     step = before - torch.cat([p.detach().reshape(-1) for p in params])
-    assert torch.allclose(step, expected, atol=1e-6)
+    assert float((step - expected).norm() / expected.norm()) < 1e-5
 
 
 @pytest.mark.slow
