@@ -24,7 +24,7 @@ help:
 	@echo "make screenshots   the same, plus key pages at desktop and phone widths in _build/screenshots"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
-	@echo "make results-a6    recompute §6's committed results (about 1.5 hours on 2 cores; resumable)"
+	@echo "make results-a6    recompute §6's committed results (about 2.5 hours on one core; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about 10 minutes)"
 	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 15 minutes; resumable)"
@@ -74,6 +74,8 @@ results-a6: $(STAMP)
 	$(BIN)/python -m lorapriv_utils run --methods flora,dpsgd,rowscale --ranks 8 --seeds 0,1,2 --out results/published
 	$(BIN)/python -m lorapriv_utils frontier --out results/published
 	for lr in 1e-4 3e-5; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --lr $$lr --out results/published; done
+	for lr in 1e-5 3e-6; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --datasets ptb --lr $$lr --out results/published; done
+	for lr in 3e-4 1e-3; do $(BIN)/python -m lorapriv_utils frontier --methods lora --ranks 8,16 --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
 
 results-b1: $(STAMP)
