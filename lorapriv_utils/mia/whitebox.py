@@ -65,12 +65,14 @@ def subset(windows: TextWindows, texts: list[int]) -> TextWindows:
         raise ValueError(f"texts must be distinct indices in [0, {windows.n_texts}), got {texts}")
     local = {t: i for i, t in enumerate(texts)}
     rows = np.flatnonzero(np.isin(windows.owner, texts))
-    rows = rows[np.argsort([local[t] for t in windows.owner[rows]], kind="stable")]
-    return TextWindows(windows.ids[rows], np.array([local[t] for t in windows.owner[rows]]), len(texts))
+    owners = np.array([local[t] for t in windows.owner[rows]])
+    order = np.argsort(owners, kind="stable")
+    return TextWindows(windows.ids[rows[order]], owners[order], len(texts))
 
 
-def release(base, windows: TextWindows, rank: int, a_seed: int, game: GameConfig) -> dict[str, torch.Tensor]:
-    """LoRA-FA trained by full-batch SGD (A from ``a_seed``): B and the merged update B A of every layer, flat."""
+def release(base, windows: TextWindows, rank: int, a_seed: int, game: GameConfig) -> dict:
+    """LoRA-FA trained by full-batch SGD (A from ``a_seed``): B and the merged update B A of every layer, flat
+    (float64), and the trained model."""
     cfg = TrainConfig(epochs=game.steps, lr=game.lr, batch_size=len(windows.ids), seed=a_seed, optimizer="sgd")
     model, _ = finetune.fine_tune(copy.deepcopy(base), "lorafa", windows, cfg, rank=rank)
     layers = finetune.lora_layers(model)
@@ -84,11 +86,11 @@ def release(base, windows: TextWindows, rank: int, a_seed: int, game: GameConfig
 
 def play(work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: int = 0) -> dict:
     """The game at one rank: distances in both worlds for the released-A and the secret-A adversary."""
-    finetune.check_method("lorafa", rank, work.base()[0])
+    base = work.base()[0]
+    finetune.check_method("lorafa", rank, base)
     prepared = work.dataset(dataset, seed)
     if game.texts > prepared.members.n_texts:
         raise ValueError(f"the game needs {game.texts} texts, the members hold {prepared.members.n_texts}")
-    base = work.base()[0]
     members = list(range(game.texts))
     full = subset(prepared.members, members)
     world_in = release(base, full, rank, seed, game)
