@@ -1,6 +1,7 @@
 """The grid runner end to end on a tiny model: files, manifests, resume, corruption, staleness, the
 learning-rate rule, the reference models, per-text scores, the summary table and the command line."""
 
+import copy
 import json
 import re
 import subprocess
@@ -10,6 +11,7 @@ from dataclasses import replace
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
+import torch
 
 from lorapriv_utils.mia import cli, grid, models, report, runner
 from lorapriv_utils.scale import SCALES
@@ -290,30 +292,44 @@ def test_a_batch_that_does_not_split_over_the_processes_is_refused(tmp_path, fre
 
 
 def test_reference_models_draw_their_own_randomness(tmp_path, monkeypatch):
-    """Eq. 24's reference must not share the target's DP noise, sampling, data order or LoRA start: with
-    shared noise the difference L(target) - L(reference) cancels it and overstates the leakage."""
+    """Eq. 24's reference must not share the target's DP noise, sampling or data order (with shared noise
+    the difference L(target) - L(reference) cancels it and overstates the leakage), but shares LoRA's
+    start A, which is public: it ships with the adapter."""
     from lorapriv_utils.mia import finetune, frontier
 
-    seeds = []
-    real = finetune.fine_tune
+    seeds, starts = [], []
+    real_fine_tune, real_prepare = finetune.fine_tune, finetune.prepare
 
     def spy(model, method, data, cfg, *args, **kwargs):
         seeds.append((kwargs.get("desc", ""), cfg.seed))
-        return real(model, method, data, cfg, *args, **kwargs)
+        return real_fine_tune(model, method, data, cfg, *args, **kwargs)
+
+    def spy_prepare(*args, **kwargs):
+        out = real_prepare(*args, **kwargs)
+        starts.append(torch.cat([m.lora_A["default"].weight.flatten() for m in finetune.lora_layers(out[0])]))
+        return out
 
     monkeypatch.setattr(finetune, "fine_tune", spy)
+    monkeypatch.setattr(finetune, "prepare", spy_prepare)
     cell = runner.Cell("synthetic-email", "dpsgd", 2, 3)
     record = _run(tmp_path, [cell])[0]
     assert record["manifest"]["seeds"]["reference"] == runner.reference_seed(3) != 3
+    assert record["manifest"]["seeds"]["reference_lora_init"] == 3
     sweep = [s for desc, s in seeds if " aux " in desc]
     target = [s for desc, s in seeds if " aux " not in desc]
     assert len(sweep) == len(SCALE.engine.lora.lr_grid) and set(sweep) == {runner.reference_seed(3)}
     assert target == [3]
+    assert len(starts) == len(seeds) and all(torch.equal(a, starts[-1]) for a in starts)
 
     seeds.clear()
+    starts.clear()
     work = runner.Runner(SCALE, tmp_path / "f", progress=False, device="cpu")
     frontier.run_point(work, "synthetic-email", grid.Variant("dpsgd", 2, 1.0), 1e-2, 3, (1,))
     assert dict(seeds) == {
         "synthetic-email dpsgd-r2-z1-lr0.01": 3,
         "synthetic-email dpsgd-r2-z1-lr0.01 reference": runner.reference_seed(3),
     }
+    assert len(starts) == 2 and torch.equal(starts[0], starts[1])
+    # the control: another target seed draws another start A
+    spy_prepare(copy.deepcopy(work.base()[0]), "lora", 2, 4)
+    assert not torch.equal(starts[0], starts[-1])

@@ -39,7 +39,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..files import atomic_write_text
-from ..provenance import git_commit, git_dirty, package_version, package_versions, runtime, source_digest
+from ..provenance import package_version, package_versions, source_digest
 from ..scale import Scale
 from . import dp, finetune
 from . import metrics as mia_metrics
@@ -84,14 +84,16 @@ def plan(noise: tuple[float, ...] = NOISE, rank: int = RANK, dataset: str = "ptb
     return [DPCell(w, z, dataset, seed, rank if w in LOW_RANK else None) for z in noise for w in WEIGHT_SETS]
 
 
-def dp_parameters(model, weights: str, rank: int | None, seed: int) -> tuple[torch.nn.Module, list]:
+def dp_parameters(
+    model, weights: str, rank: int | None, seed: int, a_seed: int | None = None
+) -> tuple[torch.nn.Module, list]:
     """The model to train and the weights DP-SGD trains for a weight set.
 
     GPT-2's position embedding is looked up with positions shared by the whole batch (shape (1, T)), so
     Opacus gives it one gradient per batch instead of one per text: it cannot be clipped per text and stays
     frozen under ``full``.  The token embedding, tied to the output layer, trains (Opacus adds its two uses).
     """
-    trained, params, _ = finetune.prepare(model, weights, rank, seed)
+    trained, params, _ = finetune.prepare(model, weights, rank, seed, a_seed)
     if weights == "full":
         position = trained.transformer.wpe.weight
         position.requires_grad_(False)
@@ -103,9 +105,10 @@ def train(
     work: Runner, cell: DPCell, windows, lr: float, desc: str = "", reference: bool = False
 ) -> tuple[torch.nn.Module, dict]:
     """DP-SGD on ``cell``'s weights of a copy of the scale's base model, the engine's settings otherwise; a
-    ``reference`` model draws its own randomness (LoRA start, sampling, noise), as the runner's do."""
+    ``reference`` model draws its own secret randomness (sampling, noise) and shares the public LoRA start
+    A, as the runner's do."""
     seed = reference_seed(cell.seed) if reference else cell.seed
-    model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, seed)
+    model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, seed, a_seed=cell.seed)
     model.to(work.device)
     cfg = replace(work.train_config(cell.weights, cell.seed, lr), seed=seed)
     settings = replace(work.engine.dp, noise_multiplier=cell.noise)
@@ -169,19 +172,9 @@ def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
         "cell": asdict(cell),
         "metrics": metrics,
         "manifest": {
-            "key": key,
-            "scale": work.scale.name,
-            "engine": asdict(work.engine),
+            **work.provenance(key, start),
             "split_hashes": prepared.split_hashes,
-            "base": work.base()[2],
-            "versions": package_versions(),
-            "runtime": runtime(),
-            "torch_threads": torch.get_num_threads(),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-            "device": str(work.device),
             "training_seconds": stats["seconds"],
-            "wall_seconds": time.perf_counter() - start,
         },
     }
     record["checksum"] = record_checksum(record)

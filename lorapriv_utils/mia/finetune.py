@@ -94,8 +94,11 @@ def merge_and_reset(layer: torch.nn.Module, generator: torch.Generator) -> None:
     resample_a(layer, generator)
 
 
-def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: int = 0):
-    """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook."""
+def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: int = 0, a_seed: int | None = None):
+    """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook.
+
+    LoRA's start A comes from ``a_seed`` (default ``seed``): it is public, since it ships with the adapter,
+    so a reference model may share it; FLoRA's later draws of A come from ``seed + 1`` (secret)."""
     check_method(method, rank, model)
     for p in model.parameters():
         p.requires_grad_(method == "full")
@@ -104,7 +107,7 @@ def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: 
             for block in model.transformer.h:
                 block.attn.c_attn.weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
-    peft_model = _lora(model, rank, seed)
+    peft_model = _lora(model, rank, seed if a_seed is None else a_seed)
     if method not in ("flora", "rowscale", "lorafa"):
         return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
     layers = lora_layers(peft_model)
@@ -145,10 +148,12 @@ def fine_tune(
     accelerator=None,
     rowscale: RowScaleConfig | None = None,
     epoch_hook: EpochHook | None = None,
+    a_seed: int | None = None,
 ) -> tuple[torch.nn.Module, dict]:
     """Fine-tune ``model`` with ``method`` on ``data`` (text windows, or rows each of which is a text);
     returns the trained model (for evaluation) and stats.  ``epoch_hook(epoch, model, steps)`` runs after
-    every epoch (checkpoints of the privacy-utility frontier); not with ``accelerator``."""
+    every epoch (checkpoints of the privacy-utility frontier); not with ``accelerator``.  ``a_seed`` draws
+    LoRA's start A (default ``cfg.seed``, which draws everything else: order, noise, sampling, resampling)."""
     if epoch_hook is not None and accelerator is not None:
         raise ValueError("epoch checkpoints (the frontier) run in one process: drop --accelerate")
     torch.manual_seed(cfg.seed)
@@ -156,7 +161,7 @@ def fine_tune(
         rows = np.asarray(data)
         data = TextWindows(rows, np.arange(len(rows)), len(rows))
     device = device or torch.device("cpu")
-    trained, params, hook = prepare(model, method, rank, cfg.seed)
+    trained, params, hook = prepare(model, method, rank, cfg.seed, a_seed)
     trained.to(device)
     stats: dict = {"method": method, "rank": rank, "trainable_parameters": int(sum(p.numel() for p in params))}
     if method == "dpsgd":

@@ -3,8 +3,8 @@
 Paper A compares methods one point each (Table 1), where every drop in attack success comes with
 a rise in perplexity.  To compare at matched utility, each *variant* (a method, its rank, and for
 DP-SGD its noise multiplier) is trained at every learning rate of its grid for ``max(checkpoints)``
-epochs on the members, and its calibrated reference (same method and rate, its own training randomness:
-``runner.reference_seed``) on the auxiliary part;
+epochs on the members, and its calibrated reference (same method and rate, its own secret training
+randomness, ``runner.reference_seed``, and the target's public LoRA start A) on the auxiliary part;
 after each epoch listed in ``checkpoints`` both are scored.  A checkpoint is a model one could
 release, so each (learning rate, epoch) pair is one point of the variant's frontier; the base
 model is every variant's point at epoch 0.  The points are compared by
@@ -28,7 +28,6 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..files import atomic_write_bytes, atomic_write_text
-from ..provenance import git_commit, git_dirty, package_versions, runtime
 from . import finetune
 from .dp import epsilons
 from .grid import Cell, Variant
@@ -52,21 +51,6 @@ def _write(path: Path, record: dict, scores: dict[str, np.ndarray]) -> dict:
     atomic_write_bytes(scores_path(path), buffer.getvalue())
     atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))  # written last: the commit mark
     return record
-
-
-def _manifest(work: Runner, key: dict, start: float) -> dict:
-    _, _, base_info = work.base()
-    return {
-        "key": key,
-        "config": work.config,
-        "model": {**asdict(work.engine.model), "base": base_info},
-        "versions": package_versions(),
-        "runtime": runtime(),
-        "git_commit": git_commit(),
-        "git_dirty": git_dirty(),
-        "device": str(work.device),
-        "wall_seconds": time.perf_counter() - start,
-    }
 
 
 def run_base(work: Runner, dataset: str, seed: int) -> dict:
@@ -94,7 +78,7 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
         "checkpoints": [
             {"epoch": 0, "steps": 0, "validation_perplexity": perplexity(model, prepared.validation, work.device)}
         ],
-        "manifest": {**_manifest(work, key, start), "split_hashes": prepared.split_hashes},
+        "manifest": {**work.provenance(key, start), "split_hashes": prepared.split_hashes},
     }
     return _write(path, record, scores)
 
@@ -162,6 +146,7 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
         replace(cfg, seed=reference_seed(seed)),
         desc=f"{dataset} {name} reference",
         epoch_hook=score_reference,
+        a_seed=seed,
         **common,
     )
     record = {
@@ -173,12 +158,12 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
         "checkpoints": rows,
         "training": {k: v for k, v in target.items() if k != "seconds"},
         "manifest": {
-            **_manifest(work, key, start),
+            **work.provenance(key, start),
             "train_config": asdict(cfg),
             "dp": asdict(dp) if variant.method == "dpsgd" else None,
             "split_hashes": prepared.split_hashes,
             "reference": "the variant at the same rate and epochs, trained on the auxiliary part with its own "
-            f"randomness (seed {reference_seed(seed)})",
+            f"secret randomness (seed {reference_seed(seed)}) and the target's public LoRA start A (seed {seed})",
             "training_seconds": target["seconds"] + reference["seconds"],
         },
     }

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..files import atomic_write_bytes, atomic_write_text
-from ..provenance import git_commit, git_dirty, package_versions, runtime, source_digest
+from ..provenance import source_digest
 from .report import SCHEMA, record_checksum
 
 
@@ -116,6 +116,7 @@ def run_references(work, cell, lr: float, k: int) -> dict:
             progress=work.progress,
             desc=f"lira {cell.name} reference {i + 1}/{k}",
             device=work.device,
+            a_seed=cell.seed,  # the target's public LoRA start A
         )
         for part, texts in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
             scores[part].append(text_losses(model, texts, device=work.device))
@@ -128,15 +129,10 @@ def run_references(work, cell, lr: float, k: int) -> dict:
         "references": k,
         "scores_sha256": scores_digest(arrays),
         "manifest": {
-            "key": key,
+            **work.provenance(key, start),
             "train_config": asdict(cfg),
             "split_hashes": prepared.split_hashes,
-            "versions": package_versions(),
-            "runtime": runtime(),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-            "device": str(work.device),
-            "wall_seconds": time.perf_counter() - start,
+            "reference_seeds": {"secret": [cfg.seed + 100 * (i + 1) for i in range(k)], "lora_init": cell.seed},
         },
     }
     record["checksum"] = record_checksum(record)

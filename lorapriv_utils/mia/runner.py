@@ -9,11 +9,11 @@ Per cell:
    validation perplexity (``--lr`` fixes it instead);
 3. the reference model of eq. 24 is, by default, the sweep's winner: the target's own method
    and hyperparameters trained on the auxiliary part (the calibrated reference);
-   ``reference="full"`` uses full fine-tuning's sweep winner instead.  The sweep runs with its
-   own randomness (:func:`reference_seed`): DP-SGD's noise and sampling, the data order, the LoRA
-   start and FLoRA's resampling are independent of the target's, as an adversary's reference
-   would be (with shared noise, eq. 24's difference cancels DP-SGD's noise and overstates the
-   leakage);
+   ``reference="full"`` uses full fine-tuning's sweep winner instead.  The sweep draws the
+   training's secret randomness itself (:func:`reference_seed`): DP-SGD's noise and sampling, the
+   data order and FLoRA's resampling are independent of the target's, as an adversary's would be
+   (with shared noise, eq. 24's difference cancels DP-SGD's noise and overstates the leakage).
+   LoRA's start A is public (it ships with the adapter), so the reference shares the target's;
 4. the target is trained on the members, and every member and non-member text is scored by
    both models.
 
@@ -310,7 +310,7 @@ class Runner:
             )
         return tc
 
-    def _fine_tune(self, method, windows, cfg, rank=None, desc=""):
+    def _fine_tune(self, method, windows, cfg, rank=None, desc="", a_seed=None):
         model = copy.deepcopy(self.base()[0])
         return finetune.fine_tune(
             model,
@@ -325,7 +325,25 @@ class Runner:
             device=self.device,
             autocast_dtype=self.autocast,
             accelerator=self.accelerator,
+            a_seed=a_seed,
         )
+
+    def provenance(self, key: dict, start: float) -> dict:
+        """The manifest entries every record shares: its staleness key, the configuration, the model, the
+        versions, runtime, commit, device and wall time since ``start`` (``time.perf_counter()``)."""
+        _, _, base_info = self.base()
+        return {
+            "key": key,
+            "config": json.loads(json.dumps(self.config)),  # as the record reads back (tuples become lists)
+            "model": {**asdict(self.engine.model), "base": base_info},
+            "versions": package_versions(),
+            "runtime": runtime(),
+            "torch_threads": torch.get_num_threads(),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+            "device": str(self.device),
+            "wall_seconds": time.perf_counter() - start,
+        }
 
     def sweep(self, name: str, method: str, rank: int | None, seed: int) -> dict:
         """The learning-rate sweep on the auxiliary part; its winner is the calibrated reference model."""
@@ -336,7 +354,7 @@ class Runner:
             for lr in self.lr_rule(method)["grid"]:
                 cfg = replace(self.train_config(method, seed, lr), seed=reference_seed(seed))
                 label = f"{name} {method}{'' if rank is None else f'-r{rank}'} aux lr={lr:g}"
-                model, stats = self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label)
+                model, stats = self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label, a_seed=seed)
                 ppl = perplexity(model, prepared.validation, self.device)
                 rows.append({"lr": lr, "validation_perplexity": ppl, "training": stats})
                 if best is None or ppl < best[0]:
@@ -363,7 +381,8 @@ class Runner:
             "dp_noise": s + 2,
             "dp_sampling": s + 3,
             "bootstrap": [s, 99],
-            "reference": reference_seed(s),  # the sweep's and reference's training randomness (its own +1, +2, +3)
+            "reference": reference_seed(s),  # the sweep's and reference's secret randomness (its own +1, +2, +3)
+            "reference_lora_init": s,  # the public start A, shared with the target
         }
 
     def run_cell(self, cell: Cell, key: dict | None = None) -> dict:
@@ -424,14 +443,11 @@ class Runner:
             },
             "training": {k: v for k, v in stats.items() if k != "seconds"},  # wall time goes to the manifest
         }
-        _, _, base_info = self.base()
         manifest = {
+            **self.provenance(key, start),
             "cell": asdict(cell),
-            "key": key,
-            "config": self.config,
             "train_config": asdict(cfg),
             "seeds": self.seeds(cell),
-            "model": {**asdict(self.engine.model), "base": base_info},
             "reference": {
                 "kind": "target's method and hyperparameters" if self.reference == "same" else "full fine-tuning",
                 "lr": reference["lr"],
@@ -440,12 +456,6 @@ class Runner:
             "split_hashes": prepared.split_hashes,
             "dedup": prepared.dedup,
             "data_provenance": prepared.provenance,
-            "versions": package_versions(),
-            "runtime": runtime(),
-            "torch_threads": torch.get_num_threads(),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-            "device": str(self.device),
             "accelerate": None
             if self.accelerator is None
             else {
@@ -454,7 +464,6 @@ class Runner:
             },
             "autocast": str(self.autocast),
             "training_seconds": stats["seconds"],
-            "wall_seconds": time.perf_counter() - start,
         }
         record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
         record["checksum"] = record_checksum(record)
@@ -521,19 +530,11 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
         "included": [bool(x) for x in included],
         "training": {k: v for k, v in stats.items() if k != "seconds"},
         "manifest": {
+            **work.provenance(key, start),
             "cell": asdict(cell),
-            "key": key,
             "canary_config": asdict(config),
             "dp": asdict(dp) if cell.method == "dpsgd" else None,
             "train_config": asdict(cfg),
-            "model": {**asdict(work.engine.model), "base": base_info},
-            "versions": package_versions(),
-            "runtime": runtime(),
-            "torch_threads": torch.get_num_threads(),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-            "device": str(work.device),
-            "wall_seconds": time.perf_counter() - start,
         },
     }
     record["checksum"] = record_checksum(record)
