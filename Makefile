@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a6 results-b1 results-b2 results-b3 lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -25,6 +25,7 @@ help:
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (about 2.5 hours on one core; resumable)"
+	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients (under a minute)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about 10 minutes)"
 	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 15 minutes; resumable)"
@@ -77,6 +78,9 @@ results-a6: $(STAMP)
 	for lr in 1e-5 3e-6; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --datasets ptb --lr $$lr --out results/published; done
 	for lr in 3e-4 1e-3; do $(BIN)/python -m lorapriv_utils frontier --methods lora --ranks 8,16 --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
+
+results-a5: $(STAMP)
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.multiplier results/published/multiplier/cpu-small-pretrained.json
 
 results-b1: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.alignment results/published/alignment/cpu-small-pretrained.json

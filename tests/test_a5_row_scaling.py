@@ -51,11 +51,39 @@ def test_the_committed_cost_measurement_loads():
     assert cost["time_ratio"] > 0 and cost["memory_ratio"] > 0 and cost["runs"] >= 3
 
 
+def test_the_committed_real_gradient_multiplier_loads_and_enters_the_verdict(tiny_scale):
+    record = a5.load_real_multiplier()
+    table = a5.real_multiplier_table(record)
+    assert list(table.columns[:3]) == ["b", "r", "z_formula"] and (table["draws"] >= 100).all()
+    assert (record["n"], record["m"]) == (192, 64) and record["base"]["source"]
+    numbers = a5.real_multiplier_numbers(table, record)
+    assert numbers["a5_row_scaling_real_ratio_low"] <= numbers["a5_row_scaling_real_ratio_high"]
+    scale = dataclasses.replace(tiny_scale, noise_draws=2000, attack_trials=400)
+    args = (
+        a5.jl_table([0.5], [0.1], 16, scale),
+        a5.eq23_table(64, [8], [8], 0.5, scale, m=16),
+        a5.multiplier_table(4, 8, 32, [4], 0.5, scale, repeats=4),
+        a5.accounting_table(768, [8], 0.5),
+        scale,
+    )
+    low = table.assign(ratio_min=[0.5] + [2.0] * (len(table) - 1))
+    for frame, failing in ((table, 0), (low, 1)):
+        z = {c.claim_id: c for c in a5.claims(*args, real=frame)}["A-5.1-z"]
+        real = [c for c in z.checks if c.name.startswith("real per-text")]
+        assert len(real) == len(table) and sum(not c.passed for c in real) == failing
+    assert "real GPT-2" in z.summary
+
+
 def test_missing_results_say_how_to_regenerate_them(tmp_path):
     import pytest
 
     with pytest.raises(FileNotFoundError, match="regenerate"):
         a5.load_cost(tmp_path / "none.json")
+    with pytest.raises(FileNotFoundError, match="regenerate"):
+        a5.load_real_multiplier(tmp_path / "none.json")
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a multiplier record"):
+        a5.load_real_multiplier(tmp_path / "other.json")
     with pytest.raises(FileNotFoundError, match="regenerate"):
         a5.load_audits(tmp_path)
 

@@ -1,9 +1,8 @@
 """Paper A, section 5 (Theorem 5.1, eqs. 22-23, §5.1), checked: tables and ledger claims.
 
 Row scaling's cost is measured with the engine (``make bench``) and loaded from its committed
-result; the section 5.1 equivalence on real per-sample gradients and the canary audit in training
-are not here yet (the audit machinery is in ``lorapriv_utils.mia.canary``), so their claims stay
-pending.
+result, and so is §5.1's multiplier on real per-text gradients (``mia.multiplier``); the canary audit in
+training is not here yet (its machinery is in ``lorapriv_utils.mia.canary``), so its claim stays pending.
 """
 
 from __future__ import annotations
@@ -194,8 +193,16 @@ def accounting_table(n: int, ranks: list[int], delta: float, members: int = PTB_
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
-def claims(jl: pd.DataFrame, eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, scale: Scale) -> list[Claim]:
-    """Ledger entries for Theorem 5.1, eqs. 22-23 and the multiplier of §5.1."""
+def claims(
+    jl: pd.DataFrame,
+    eq23: pd.DataFrame,
+    mult: pd.DataFrame,
+    acct: pd.DataFrame,
+    scale: Scale,
+    real: pd.DataFrame | None = None,
+) -> list[Claim]:
+    """Ledger entries for Theorem 5.1, eqs. 22-23 and the multiplier of §5.1 (``real``: the multiplier on the
+    engine's per-text gradients, :func:`real_multiplier_table`)."""
     out = []
     accountants = [
         check_bound(
@@ -311,6 +318,17 @@ def claims(jl: pd.DataFrame, eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.Da
         )
         for r in mult.itertuples()
     ]
+    if real is not None:
+        checks += [
+            check_bound(
+                f"real per-text gradients (GPT-2 at the start of fine-tuning on PTB), b={r.b}, r={r.r}: the smallest "
+                f"measured/formula ratio over {r.draws} batches",
+                r.ratio_min,
+                1.0,
+                direction=">=",
+            )
+            for r in real.itertuples()
+        ]
     worst_acct = acct.loc[acct["eps_rdp_at_formula"].idxmin()]
     out.append(
         Claim(
@@ -319,12 +337,19 @@ def claims(jl: pd.DataFrame, eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.Da
             checks=checks + accountants,
             summary="measured/formula multiplier: "
             + ", ".join(f"{g} {mult[mult['geometry'] == g]['ratio'].min():.3g}" for g in projection.GEOMETRIES)
+            + (
+                ""
+                if real is None
+                else f"; real GPT-2 per-text gradients {real['ratio_mean'].min():.3g} to "
+                f"{real['ratio_mean'].max():.3g} (mean over batches; smallest batch {real['ratio_min'].min():.3g})"
+            )
             + f". At the formula's z = {worst_acct.z_formula:.3g} (r = {int(worst_acct.r)}), DP-SGD over paper A's "
             f"run would certify only eps = {worst_acct.eps_rdp_at_formula:.3g} (RDP); eps = 8 needs z = "
             f"{worst_acct.z_needed_eps8:.3g}",
             note="The noise is LoRA's on the sum of the per-sample gradients, so it scales with that sum, not with "
             "the clipping norm: the formula holds only as a variance inequality, when the per-sample gradients add "
-            "up, and fails when they cancel (the noise vanishes with the batch gradient). Even where the variances "
+            "up, and fails when they cancel (the noise vanishes with the batch gradient); the real per-text "
+            "gradients of the engine's pre-trained GPT-2 add up, like the random geometry. Even where the variances "
             "match, the noise depends on the data and has rank at most r, so no DP guarantee follows; paper A "
             "itself presents the connection as intuitive, assuming nbp << 1 and a near-Gaussian noise. Taken at "
             "face value, the multiplier is "
@@ -356,6 +381,48 @@ def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, cost
 
 
 # ---------------------------------------------------------------- measured with the engine (loaded)
+REAL_MULTIPLIER = "results/published/multiplier/cpu-small-pretrained.json"  # relative to the repository root
+REGENERATE_MULTIPLIER = "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.multiplier " + REAL_MULTIPLIER
+
+
+def load_real_multiplier(path=None) -> dict:
+    """The committed §5.1 multiplier on real per-text gradients (``mia.multiplier``; default ``REAL_MULTIPLIER``)."""
+    import json
+    from pathlib import Path
+
+    from ..ledger import ledger_dir
+
+    path = Path(path) if path is not None else ledger_dir().parent / REAL_MULTIPLIER
+    if not path.is_file():
+        raise FileNotFoundError(f"no multiplier measurement at {path}; regenerate it with: {REGENERATE_MULTIPLIER}")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if set(record.get("table", {})) < {"b", "r", "z_formula", "ratio_mean", "ratio_se", "ratio_min", "draws"}:
+        raise ValueError(f"{path} is not a multiplier record; regenerate it with: {REGENERATE_MULTIPLIER}")
+    return record
+
+
+def real_multiplier_table(record: dict) -> pd.DataFrame:
+    """One row per (b, r): the formula's multiplier and the measured one over it (mean, standard error, range)."""
+    table = pd.DataFrame(record["table"])[
+        ["b", "r", "z_formula", "ratio_mean", "ratio_se", "ratio_min", "ratio_max", "draws"]
+    ]
+    return rounded_frame(table, 3)
+
+
+def real_multiplier_numbers(table: pd.DataFrame, record: dict) -> dict[str, float]:
+    """The numbers of the real-gradient measurement that the chapter quotes (glued by the notebook)."""
+    numbers = {
+        "real_ratio_low": table["ratio_mean"].min(),
+        "real_ratio_high": table["ratio_mean"].max(),
+        "real_ratio_min": table["ratio_min"].min(),
+        "real_texts": record["texts"],
+        "real_draws": table["draws"].min(),
+        "real_n": record["n"],
+        "real_m": record["m"],
+    }
+    return quoted_numbers(KEY, numbers)
+
+
 AUDIT_RESULTS = "results/published/cpu-small/audit/ptb"  # relative to the repository root
 COST_RESULTS = "results/published/bench/rowscale_cost.json"
 REGENERATE = (

@@ -107,13 +107,25 @@ def equivalent_multiplier(
     """Scale a batch of per-sample gradients as in eq. 22 and express LoRA's noise on their sum as a DP-SGD
     multiplier: root-mean-square noise standard deviation over the clipping norm sqrt(n r) c."""
     A = sample_projection(rng, r, m)
-    g = row_scale(per_sample_gradients(geometry, b, n, m, rng), A, delta, c)
-    sd = lora_noise_std(g.sum(axis=0), r)
+    return batch_multiplier(per_sample_gradients(geometry, b, n, m, rng), A, delta, c)
+
+
+def batch_multiplier(g: np.ndarray, A: np.ndarray, delta: float, c: float) -> dict[str, float]:
+    """One batch of per-sample gradients ``g`` (b, n, m), rows scaled by eq. 22 with ``A`` (r, m): LoRA's noise
+    on their sum (Lemma 3.1's variance) as a DP-SGD multiplier, root-mean-square noise standard deviation over
+    the clipping norm sqrt(n r) c, beside §5.1's formula and the largest per-sample norm over that clipping norm."""
+    g = np.asarray(g, dtype=float)
+    if g.ndim != 3 or g.shape[-1] != A.shape[1]:
+        raise ValueError(f"g must be (b, n, m) with m = A's {A.shape[1]} columns, got shape {g.shape}")
+    b, n, _ = g.shape
+    r = A.shape[0]
+    scaled = row_scale(g, A, delta, c)
+    sd = lora_noise_std(scaled.sum(axis=0), r)
     clip = math.sqrt(n * r) * c
     return {
         "z_equivalent": float(np.sqrt(np.mean(sd**2)) / clip),
         "z_formula": formula_multiplier(delta, b, n, r),
-        "largest_per_sample_norm": float(np.max(np.linalg.norm(g, axis=(1, 2))) / clip),
+        "largest_per_sample_norm": float(np.max(np.linalg.norm(scaled, axis=(1, 2))) / clip),
     }
 
 

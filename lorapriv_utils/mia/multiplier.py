@@ -1,0 +1,134 @@
+"""§5.1's noise-scale equivalence on real per-text gradients of the engine's GPT-2.
+
+The per-text gradients of one ``c_attn`` weight of the scale's pre-trained base on Penn Treebank
+lines (``alignment.pretrained_gradients``: the start of fine-tuning, as in paper A's runs) are put in
+paper A's layout, W of shape n x m with rows of length m, the layer's input width, which x -> x A^T
+projects.  Batches of b texts are drawn without replacement, their rows scaled with a fresh A
+(eq. 22), and ``theory.projection.batch_multiplier`` turns LoRA's noise on their sum into a DP-SGD
+multiplier, against the formula z = (1 - Delta) / (1 + Delta) sqrt(b / (n r)).
+``python -m lorapriv_utils.mia.multiplier PATH`` (``make results-a5``) writes the record with its
+manifest.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pandas as pd
+
+from ..scale import RowScaleConfig, Scale
+from ..theory import projection
+
+BATCHES = (8, 16, 32)
+RANKS = (8, 16)
+
+
+def paper_layout(grads: np.ndarray, d_in: int, d_out: int) -> np.ndarray:
+    """Flattened Conv1D weight gradients (rows of ``d_in * d_out``, GPT-2's (in, out) layout) as (texts, n, m)
+    with n = ``d_out`` and m = ``d_in``: paper A's W, whose rows LoRA's A (r x m) projects."""
+    grads = np.asarray(grads, dtype=float)
+    if grads.ndim != 2 or grads.shape[1] != d_in * d_out:
+        raise ValueError(f"expected (texts, {d_in * d_out}) flattened gradients, got shape {grads.shape}")
+    return grads.reshape(len(grads), d_in, d_out).transpose(0, 2, 1)
+
+
+def multiplier_rows(
+    g: np.ndarray,
+    batches: tuple[int, ...],
+    ranks: tuple[int, ...],
+    delta: float,
+    c: float,
+    draws: int,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """For each (b, r): ``draws`` batches of b of the per-sample gradients ``g`` (texts, n, m), each scaled with a
+    fresh A; the mean, standard error and range of the measured multiplier over the formula's."""
+    if draws < 2:
+        raise ValueError(f"draws must be >= 2 for an error bar, got {draws}")
+    texts, n, m = g.shape
+    rows = []
+    for b in batches:
+        if not 1 <= b <= texts:
+            raise ValueError(f"batch size b = {b} must lie in [1, {texts}] (the texts measured)")
+        for r in ranks:
+            ratios = []
+            for _ in range(draws):
+                batch = g[rng.choice(texts, b, replace=False)]
+                out = projection.batch_multiplier(batch, projection.sample_projection(rng, r, m), delta, c)
+                ratios.append(out["z_equivalent"] / out["z_formula"])
+            ratios = np.array(ratios)
+            rows.append(
+                {
+                    "b": b,
+                    "r": r,
+                    "z_formula": projection.formula_multiplier(delta, b, n, r),
+                    "ratio_mean": float(ratios.mean()),
+                    "ratio_se": float(ratios.std(ddof=1) / math.sqrt(draws)),
+                    "ratio_min": float(ratios.min()),
+                    "ratio_max": float(ratios.max()),
+                    "draws": draws,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def record(
+    scale: Scale,
+    texts: int = 256,
+    batches: tuple[int, ...] = BATCHES,
+    ranks: tuple[int, ...] = RANKS,
+    draws: int = 200,
+    layer: int = 0,
+) -> dict:
+    """The measurement at the start of fine-tuning, with how, where and when it was made."""
+    from ..provenance import git_commit, git_dirty, package_versions, runtime
+    from .alignment import pretrained_gradients, ptb_texts
+
+    start = time.perf_counter()
+    settings = RowScaleConfig()
+    grads, info = pretrained_gradients(ptb_texts(texts), scale, layer=layer)
+    width = scale.engine.model.n_embd
+    g = paper_layout(grads, width, 3 * width)
+    table = multiplier_rows(
+        g, batches, ranks, settings.delta, settings.c, draws, np.random.default_rng([scale.seed, 51])
+    )
+    return {
+        "table": table.to_dict(orient="list"),
+        "n": int(g.shape[1]),
+        "m": int(g.shape[2]),
+        "layer": layer,
+        "texts": texts,
+        "delta": settings.delta,
+        "c": settings.c,
+        "scale": scale.name,
+        "base": {k: info[k] for k in ("source", "cache_key", "spec", "seed")},
+        "measured_on": {
+            **runtime(),
+            "versions": package_versions(("torch", "transformers", "numpy")),
+            "git_commit": git_commit(),
+            "git_dirty": git_dirty(),
+        },
+        "wall_seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m lorapriv_utils.mia.multiplier PATH``: measure, write JSON atomically (scale from LORAPRIV_SCALE)."""
+    import json
+    import sys
+
+    from ..files import atomic_write_text
+    from ..scale import current_scale
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        raise SystemExit("usage: python -m lorapriv_utils.mia.multiplier PATH.json  (scale from LORAPRIV_SCALE)")
+    out = record(current_scale())
+    atomic_write_text(args[0], json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args[0]} in {out['wall_seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
