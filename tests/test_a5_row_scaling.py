@@ -81,9 +81,11 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
         a5.load_cost(tmp_path / "none.json")
     with pytest.raises(FileNotFoundError, match="regenerate"):
         a5.load_real_multiplier(tmp_path / "none.json")
-    (tmp_path / "other.json").write_text("{}")
+    other = tmp_path / "elsewhere" / "other.json"
+    other.parent.mkdir()
+    other.write_text("{}")
     with pytest.raises(ValueError, match="not a multiplier record"):
-        a5.load_real_multiplier(tmp_path / "other.json")
+        a5.load_real_multiplier(other)
     with pytest.raises(FileNotFoundError, match="regenerate"):
         a5.load_audits(tmp_path)
 
