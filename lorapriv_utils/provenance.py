@@ -82,3 +82,24 @@ def runtime() -> dict:
         "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(),
     }
+
+
+def measured_on(packages: tuple[str, ...] = MANIFEST_PACKAGES) -> dict:
+    """Where and with what a committed measurement was made: runtime, package versions, commit, dirty tree."""
+    return {**runtime(), "versions": package_versions(packages), "git_commit": git_commit(), "git_dirty": git_dirty()}
+
+
+def measurement_main(argv: list[str] | None, prog: str, make_record) -> None:
+    """The command line of a committed measurement, ``python -m PROG PATH.json`` (scale from LORAPRIV_SCALE):
+    ``make_record()`` written as JSON atomically."""
+    import json
+    import sys
+
+    from .files import atomic_write_text
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
+    record = make_record()
+    atomic_write_text(args[0], json.dumps(record, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")

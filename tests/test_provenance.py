@@ -12,3 +12,21 @@ def test_package_versions():
 def test_git_commit_is_a_hash_or_unknown():
     commit = provenance.git_commit()
     assert commit == "unknown" or re.fullmatch(r"[0-9a-f]{40}", commit)
+
+
+def test_measured_on_names_the_machine_the_versions_and_the_commit():
+    record = provenance.measured_on(("numpy",))
+    assert set(record["versions"]) == {"numpy"} and record["git_commit"] == provenance.git_commit()
+    assert {"python", "git_dirty"} <= set(record)
+
+
+def test_measurement_main_writes_the_record_atomically(tmp_path):
+    import json
+
+    import pytest
+
+    path = tmp_path / "deep" / "m.json"
+    provenance.measurement_main([str(path)], "some.module", lambda: {"value": 1, "wall_seconds": 0.5})
+    assert json.loads(path.read_text()) == {"value": 1, "wall_seconds": 0.5}
+    with pytest.raises(SystemExit, match="usage: python -m some.module PATH.json"):
+        provenance.measurement_main([], "some.module", dict)

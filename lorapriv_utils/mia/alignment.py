@@ -135,7 +135,7 @@ def pretrained_record(scale: Scale, texts: int = 512, draws: int = 1000) -> dict
     training lines), with how, where and when it was measured."""
     import time
 
-    from ..provenance import git_commit, git_dirty, package_versions, runtime
+    from ..provenance import measured_on
 
     start = time.perf_counter()
     grads, info = pretrained_gradients(ptb_texts(texts), scale)
@@ -147,30 +147,18 @@ def pretrained_record(scale: Scale, texts: int = 512, draws: int = 1000) -> dict
         "texts": texts,
         "scale": scale.name,
         "base": {k: info[k] for k in ("source", "cache_key", "spec", "seed")},
-        "measured_on": {
-            **runtime(),
-            "versions": package_versions(("torch", "transformers", "numpy")),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-        },
+        "measured_on": measured_on(("torch", "transformers", "numpy")),
         "wall_seconds": time.perf_counter() - start,
     }
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lorapriv_utils.mia.alignment PATH``: measure at the start of fine-tuning, write JSON atomically."""
-    import json
-    import sys
-
-    from ..files import atomic_write_text
+    """``python -m lorapriv_utils.mia.alignment PATH``: measure at the start of fine-tuning, write JSON
+    atomically (scale from LORAPRIV_SCALE)."""
+    from ..provenance import measurement_main
     from ..scale import current_scale
 
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        raise SystemExit("usage: python -m lorapriv_utils.mia.alignment PATH.json  (scale from LORAPRIV_SCALE)")
-    record = pretrained_record(current_scale())
-    atomic_write_text(args[0], json.dumps(record, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")
+    measurement_main(argv, "lorapriv_utils.mia.alignment", lambda: pretrained_record(current_scale()))
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def record(
     layer: int = 0,
 ) -> dict:
     """The measurement at the start of fine-tuning, with how, where and when it was made."""
-    from ..provenance import git_commit, git_dirty, package_versions, runtime
+    from ..provenance import measured_on
     from .alignment import pretrained_gradients, ptb_texts
 
     start = time.perf_counter()
@@ -104,30 +104,17 @@ def record(
         "c": settings.c,
         "scale": scale.name,
         "base": {k: info[k] for k in ("source", "cache_key", "spec", "seed")},
-        "measured_on": {
-            **runtime(),
-            "versions": package_versions(("torch", "transformers", "numpy")),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-        },
+        "measured_on": measured_on(("torch", "transformers", "numpy")),
         "wall_seconds": time.perf_counter() - start,
     }
 
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m lorapriv_utils.mia.multiplier PATH``: measure, write JSON atomically (scale from LORAPRIV_SCALE)."""
-    import json
-    import sys
-
-    from ..files import atomic_write_text
+    from ..provenance import measurement_main
     from ..scale import current_scale
 
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        raise SystemExit("usage: python -m lorapriv_utils.mia.multiplier PATH.json  (scale from LORAPRIV_SCALE)")
-    out = record(current_scale())
-    atomic_write_text(args[0], json.dumps(out, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {args[0]} in {out['wall_seconds']:.0f} s")
+    measurement_main(argv, "lorapriv_utils.mia.multiplier", lambda: record(current_scale()))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..numbers import check_order
-from ..provenance import git_commit, git_dirty, package_versions, runtime
+from ..provenance import measured_on
 from . import finetune
 from . import metrics as mia_metrics
 from .data import TextWindows
@@ -145,13 +145,7 @@ def game_record(work: Runner, ranks: tuple[int, ...] = RANKS, game: GameConfig |
         "scale": work.scale.name,
         "split_hashes": work.dataset("ptb", seed).split_hashes,
         "base": work.base()[2],
-        "measured_on": {
-            **runtime(),
-            "versions": package_versions(),
-            "torch_threads": torch.get_num_threads(),
-            "git_commit": git_commit(),
-            "git_dirty": git_dirty(),
-        },
+        "measured_on": {**measured_on(), "torch_threads": torch.get_num_threads()},
         "wall_seconds": time.perf_counter() - start,
     }
 
