@@ -54,10 +54,11 @@ def test_the_committed_cost_measurement_loads():
 def test_the_committed_real_gradient_multiplier_loads_and_enters_the_verdict(tiny_scale):
     record = a5.load_real_multiplier()
     table = a5.real_multiplier_table(record)
-    assert list(table.columns[:3]) == ["b", "r", "z_formula"] and (table["draws"] >= 100).all()
-    assert (record["n"], record["m"]) == (192, 64) and record["base"]["source"]
+    assert list(table.columns[:3]) == ["b", "r", "z_formula"] and (table["batches"] >= 20).all()
+    assert (table["ratio_min"] <= table["ratio_mean"]).all() and (table["ratio_mean"] <= table["ratio_max"]).all()
+    assert (table["ratio_se"] > 0).all() and (record["n"], record["m"]) == (192, 64) and record["base"]["source"]
     numbers = a5.real_multiplier_numbers(table, record)
-    assert numbers["a5_row_scaling_real_ratio_low"] <= numbers["a5_row_scaling_real_ratio_high"]
+    assert numbers["a5_row_scaling_real_b_max"] == 32 and numbers["a5_row_scaling_real_texts"] == record["texts"]
     scale = dataclasses.replace(tiny_scale, noise_draws=2000, attack_trials=400)
     args = (
         a5.jl_table([0.5], [0.1], 16, scale),

@@ -3,9 +3,10 @@
 The per-text gradients of one ``c_attn`` weight of the scale's pre-trained base on Penn Treebank
 lines (``alignment.pretrained_gradients``: the start of fine-tuning, as in paper A's runs) are put in
 paper A's layout, W of shape n x m with rows of length m, the layer's input width, which x -> x A^T
-projects.  Batches of b texts are drawn without replacement, their rows scaled with a fresh A
-(eq. 22), and ``theory.projection.batch_multiplier`` turns LoRA's noise on their sum into a DP-SGD
-multiplier, against the formula z = (1 - Delta) / (1 + Delta) sqrt(b / (n r)).
+projects.  Batches of b texts are drawn without replacement, and ``theory.projection.batch_multiplier``
+measures, over many A, the noise LoRA adds to their row-scaled sum (eq. 22) as a DP-SGD multiplier,
+against the formula z = (1 - Delta) / (1 + Delta) sqrt(b / (n r)); the same batches with each text's sign
+flipped at random give a baseline without the texts' common direction.
 ``python -m lorapriv_utils.mia.multiplier PATH`` (``make results-a5``) writes the record with its
 manifest.
 """
@@ -36,28 +37,35 @@ def paper_layout(grads: np.ndarray, d_in: int, d_out: int) -> np.ndarray:
 
 def multiplier_rows(
     g: np.ndarray,
-    batches: tuple[int, ...],
+    batch_sizes: tuple[int, ...],
     ranks: tuple[int, ...],
     delta: float,
     c: float,
+    batches: int,
     draws: int,
     rng: np.random.Generator,
 ) -> pd.DataFrame:
-    """For each (b, r): ``draws`` batches of b of the per-sample gradients ``g`` (texts, n, m), each scaled with a
-    fresh A; the mean, standard error and range of the measured multiplier over the formula's."""
-    if draws < 2:
-        raise ValueError(f"draws must be >= 2 for an error bar, got {draws}")
+    """For each (b, r): ``batches`` batches of b of the per-sample gradients ``g`` (texts, n, m), drawn without
+    replacement, each measured over ``draws`` matrices A; the measured multiplier over the formula's (mean,
+    standard error over batches, range), the plug-in's, and the same batches with each text's sign flipped at
+    random (a baseline without the texts' common direction)."""
+    if batches < 2:
+        raise ValueError(f"batches must be >= 2 for an error bar, got {batches}")
     texts, n, m = g.shape
     rows = []
-    for b in batches:
+    for b in batch_sizes:
         if not 1 <= b <= texts:
             raise ValueError(f"batch size b = {b} must lie in [1, {texts}] (the texts measured)")
         for r in ranks:
-            ratios = []
-            for _ in range(draws):
+            ratios, plugin, flipped = [], [], []
+            for _ in range(batches):
                 batch = g[rng.choice(texts, b, replace=False)]
-                out = projection.batch_multiplier(batch, projection.sample_projection(rng, r, m), delta, c)
+                out = projection.batch_multiplier(batch, r, delta, c, draws, rng)
                 ratios.append(out["z_equivalent"] / out["z_formula"])
+                plugin.append(out["z_plugin"] / out["z_formula"])
+                signs = rng.choice([-1.0, 1.0], size=(b, 1, 1))
+                flip = projection.batch_multiplier(batch * signs, r, delta, c, draws, rng)
+                flipped.append(flip["z_equivalent"] / flip["z_formula"])
             ratios = np.array(ratios)
             rows.append(
                 {
@@ -65,9 +73,12 @@ def multiplier_rows(
                     "r": r,
                     "z_formula": projection.formula_multiplier(delta, b, n, r),
                     "ratio_mean": float(ratios.mean()),
-                    "ratio_se": float(ratios.std(ddof=1) / math.sqrt(draws)),
+                    "ratio_se": float(ratios.std(ddof=1) / math.sqrt(batches)),
                     "ratio_min": float(ratios.min()),
                     "ratio_max": float(ratios.max()),
+                    "ratio_plugin_mean": float(np.mean(plugin)),
+                    "ratio_signflip_mean": float(np.mean(flipped)),
+                    "batches": batches,
                     "draws": draws,
                 }
             )
@@ -77,9 +88,10 @@ def multiplier_rows(
 def record(
     scale: Scale,
     texts: int = 256,
-    batches: tuple[int, ...] = BATCHES,
+    batch_sizes: tuple[int, ...] = BATCHES,
     ranks: tuple[int, ...] = RANKS,
-    draws: int = 200,
+    batches: int = 40,
+    draws: int = 50,
     layer: int = 0,
 ) -> dict:
     """The measurement at the start of fine-tuning, with how, where and when it was made."""
@@ -92,7 +104,7 @@ def record(
     width = scale.engine.model.n_embd
     g = paper_layout(grads, width, 3 * width)
     table = multiplier_rows(
-        g, batches, ranks, settings.delta, settings.c, draws, np.random.default_rng([scale.seed, 51])
+        g, batch_sizes, ranks, settings.delta, settings.c, batches, draws, np.random.default_rng([scale.seed, 51])
     )
     return {
         "table": table.to_dict(orient="list"),

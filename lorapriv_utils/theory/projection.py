@@ -6,8 +6,9 @@ the law chi^2_r / r, whatever m is, so Theorem 5.1's two one-sided probabilities
 Row scaling (eq. 22) rescales each row of a per-sample gradient with respect to B, g_l A^T, to the
 norm (1 - Delta) sqrt(r) c; since the map is linear, the matching row g_l of the gradient with
 respect to W is rescaled by the same factor.  LoRA then adds to the summed gradient S the noise
-S (A^T A - I), whose element (l, j) has variance (||S_l||^2 + S_lj^2) / r (Lemma 3.1).  The
-multiplier of DP-SGD with the same noise is that standard deviation over the clipping norm.
+S (A^T A - I), whose element (l, j) has variance (||S_l||^2 + S_lj^2) / r (Lemma 3.1) for S fixed; but S
+is scaled with the same A, so the multiplier of DP-SGD with the same noise is measured: the noise's standard
+deviation over A, over the clipping norm.
 """
 
 from __future__ import annotations
@@ -102,30 +103,48 @@ def lora_noise_std(S: np.ndarray, r: int) -> np.ndarray:
 
 
 def equivalent_multiplier(
-    geometry: str, b: int, n: int, m: int, r: int, delta: float, c: float, rng: np.random.Generator
+    geometry: str, b: int, n: int, m: int, r: int, delta: float, c: float, rng: np.random.Generator, draws: int = 50
 ) -> dict[str, float]:
-    """Scale a batch of per-sample gradients as in eq. 22 and express LoRA's noise on their sum as a DP-SGD
-    multiplier: root-mean-square noise standard deviation over the clipping norm sqrt(n r) c."""
-    A = sample_projection(rng, r, m)
-    return batch_multiplier(per_sample_gradients(geometry, b, n, m, rng), A, delta, c)
+    """One batch of per-sample gradients with a controlled ``geometry``, its noise multiplier measured over
+    ``draws`` matrices A (:func:`batch_multiplier`)."""
+    return batch_multiplier(per_sample_gradients(geometry, b, n, m, rng), r, delta, c, draws, rng)
 
 
-def batch_multiplier(g: np.ndarray, A: np.ndarray, delta: float, c: float) -> dict[str, float]:
-    """One batch of per-sample gradients ``g`` (b, n, m), rows scaled by eq. 22 with ``A`` (r, m): LoRA's noise
-    on their sum (Lemma 3.1's variance) as a DP-SGD multiplier, root-mean-square noise standard deviation over
-    the clipping norm sqrt(n r) c, beside §5.1's formula and the largest per-sample norm over that clipping norm."""
+def batch_multiplier(
+    g: np.ndarray, r: int, delta: float, c: float, draws: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """LoRA's noise on one batch of per-sample gradients ``g`` (b, n, m), as a DP-SGD multiplier.
+
+    For each of ``draws`` matrices A, the rows are scaled by eq. 22 with that A and summed, S(A), and LoRA adds
+    S(A) (A^T A - I); since S depends on the same A, Lemma 3.1's variance does not apply verbatim, so the
+    variance of that noise over A (its mean over A removed) is measured, per element, and its root mean over
+    the elements divided by the clipping norm sqrt(n r) c is ``z_equivalent``.  ``z_plugin`` is Lemma 3.1's
+    variance with S(A) held fixed, averaged over the same draws (the reading that ignores the dependence);
+    ``largest_per_sample_norm`` is the largest scaled per-sample norm seen, over the clipping norm."""
     g = np.asarray(g, dtype=float)
-    if g.ndim != 3 or g.shape[-1] != A.shape[1]:
-        raise ValueError(f"g must be (b, n, m) with m = A's {A.shape[1]} columns, got shape {g.shape}")
-    b, n, _ = g.shape
-    r = A.shape[0]
-    scaled = row_scale(g, A, delta, c)
-    sd = lora_noise_std(scaled.sum(axis=0), r)
+    _check_rank_r(r)
+    if g.ndim != 3:
+        raise ValueError(f"g must be per-sample gradients of shape (b, n, m), got shape {g.shape}")
+    if draws < 2:
+        raise ValueError(f"draws must be >= 2 to measure a variance, got {draws}")
+    b, n, m = g.shape
+    total, squares, plugin, largest = np.zeros((n, m)), np.zeros((n, m)), 0.0, 0.0
+    for _ in range(draws):
+        A = sample_projection(rng, r, m)
+        scaled = row_scale(g, A, delta, c)
+        S = scaled.sum(axis=0)
+        noise = (S @ A.T) @ A - S
+        total += noise
+        squares += noise * noise
+        plugin += float(np.mean(lora_noise_std(S, r) ** 2))
+        largest = max(largest, float(np.max(np.linalg.norm(scaled, axis=(1, 2)))))
+    variance = (squares - total * total / draws) / (draws - 1)
     clip = math.sqrt(n * r) * c
     return {
-        "z_equivalent": float(np.sqrt(np.mean(sd**2)) / clip),
+        "z_equivalent": float(np.sqrt(max(np.mean(variance), 0.0)) / clip),
+        "z_plugin": float(math.sqrt(plugin / draws) / clip),
         "z_formula": formula_multiplier(delta, b, n, r),
-        "largest_per_sample_norm": float(np.max(np.linalg.norm(scaled, axis=(1, 2))) / clip),
+        "largest_per_sample_norm": largest / clip,
     }
 
 
