@@ -91,27 +91,31 @@ display_table(noise_var)
 #
 # Batches of 8 per-sample gradients ($n = 64$, $m = 256$) with four geometries, rows scaled as
 # in eq. 22 with $c = 1$, $\Delta = 1/2$. `z_equivalent` is the root-mean-square standard
-# deviation of LoRA's noise on the summed gradient over the clipping norm $\sqrt{nr}\,c$, over
-# 20 draws of $A$.
+# deviation of LoRA's noise on the summed gradient, measured over 40 draws of $A$ for each of 10
+# batches (the same $A$ scales the rows and makes the noise), over the clipping norm
+# $\sqrt{nr}\,c$; `ratio_plugin` is Lemma 3.1's variance with the scaled sum held fixed.
 
 # %%
 mult = a5_row_scaling.multiplier_table(8, 64, 256, [8, 16], 0.5, scale)
 display_table(mult)
 
-# %% mystnb={"figure": {"caption": "LoRA's noise on a row-scaled batch, expressed as a DP-SGD multiplier and divided by \u00a75.1's formula, for four geometries of the per-sample gradients and two ranks. When the per-sample gradients add up (orthogonal, random, correlated) the measured multiplier is at least the formula's; when they cancel, the noise vanishes with the batch gradient and the formula fails.", "name": "fig-a5-multiplier"}, "image": {"alt": "Dot chart with one row per geometry; orthogonal and random near 1.6, correlated near 4.5, cancelling at the left edge, circled, with a dashed line at 1."}}
+# %% mystnb={"figure": {"caption": "LoRA's noise on a row-scaled batch, expressed as a DP-SGD multiplier and divided by \u00a75.1's formula, for four geometries of the per-sample gradients and two ranks. When the per-sample gradients add up (orthogonal, random, correlated) the measured multiplier is at least the formula's; when they cancel, the noise vanishes with the batch gradient and the formula fails.", "name": "fig-a5-multiplier"}, "image": {"alt": "Dot chart with one row per geometry; orthogonal and random near 1.5, correlated near 4.2, cancelling at the left edge, circled, with a dashed line at 1."}}
 mult_fig = plots.multiplier_plot(mult)
 
 # %% [markdown]
 # ## The multiplier on real gradients
 #
 # The geometries above are constructed. For real ones, `make results-a5` takes the gradient of
-# each of 256 Penn Treebank lines with respect to the first block's `c_attn` weight of this
-# scale's pre-trained base model (the start of fine-tuning, where paper A's runs begin;
-# $n = 192$ rows of $m = 64$ entries), draws batches of $b$ lines, scales their rows with a fresh
-# $A$ each time ($\Delta = 1/2$, $c = 1$) and measures the multiplier as above. The table gives
-# the measured multiplier over the formula's: the mean over batches with its standard error, and
-# the smallest and largest batch. The measurement is committed and loaded here (it takes seconds,
-# but needs the pre-trained base model).
+# each of a few hundred Penn Treebank lines with respect to the first block's `c_attn` weight
+# of this scale's pre-trained base model (the start of fine-tuning, where paper A's runs begin),
+# draws batches of $b$ lines and measures, over many matrices $A$, the noise that LoRA adds to
+# their row-scaled sum ($\Delta = 1/2$, $c = 1$), as above. The table gives the measured
+# multiplier over the formula's (`ratio_mean`, with its standard error over batches, and the
+# smallest and largest batch), the same batches with each line's sign flipped at random
+# (`ratio_signflip_mean`: no common direction left), and Lemma 3.1's plug-in with the scaled sum
+# held fixed (`ratio_plugin_mean`), which ignores that row scaling uses the same $A$. The
+# measurement is committed and loaded here (it takes seconds, but needs the pre-trained base
+# model); its sizes are in the record and on the chapter's page.
 
 # %%
 real_record = a5_row_scaling.load_real_multiplier()
