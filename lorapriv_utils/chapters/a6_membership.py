@@ -603,8 +603,9 @@ def claims(
             "after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at least as useful "
             "(cross-fitted: chosen on half the texts, read on the other half), paired bootstrap over texts, "
             "conditional on one training seed. Even an advantage over adapter fine-tuning would be consistent with "
-            "the noise explanation without proving it. Each reference model is trained from the target's LoRA start A, "
-            "which ships with the checkpoint, and draws only the secret randomness (data order, noise) itself; "
+            "the noise explanation without proving it. Each reference model is trained from the target's LoRA start A "
+            "(public for LoRA-FA; for LoRA, which trains A, a little more than the checkpoint reveals) and draws "
+            "only the secret randomness (data order, noise) itself; "
             "references that drew their own A made the attack on LoRA a little weaker.",
         )
     )
