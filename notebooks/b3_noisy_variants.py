@@ -115,8 +115,8 @@ display_table(instr)
 # them (but the position embedding, which Opacus cannot clip per text), the attention matrices
 # `c_attn` at full rank, the $B$ factors of a rank-8 LoRA with $A$ frozen (DP-LoRA-FA), and both
 # factors. Each set's learning rate is chosen by the engine's rule, and eq. 24's reference model
-# is the same set trained on the auxiliary part from the target's public LoRA start, with noise
-# and sampling of its own.
+# is the same set trained on the auxiliary part from the target's LoRA start $A$ (public for
+# LoRA-FA, where $A$ stays frozen), with noise and sampling of its own.
 # One seed; intervals are 95% bootstrap intervals over texts. The runs are committed
 # (`results/published/dp_compare/`, `make results-b3`) and loaded with their checksums
 # verified; $\sigma = 0$ clips without noise and certifies nothing.

@@ -596,7 +596,7 @@ def claims(
             "equal utility, and against adapter fine-tuning, which trains the same weights without the random "
             "factorisation. Core: LoRA is not more exposed than adapter fine-tuning; caveats: an advantage over "
             "adapter fine-tuning is resolved (the noise's share), and one over full fine-tuning (not merely fitting "
-            "less). Qualified means: the advantage over full fine-tuning is largely reproduced by adapter fine-tuning, "
+            "less). Qualified means: the advantage over full fine-tuning is in large part reproduced by adapter fine-tuning, "
             "without LoRA's random factors. LoRA here trains A as well as B, as in Table 1; the frozen-A variant "
             "(FLoRA) is in the chapter's table. Compared on "
             "the frontier at the perplexity LoRA reaches: every learning rate of each method's grid, checkpoints "
