@@ -13,6 +13,9 @@ import numbers
 import pandas as pd
 
 DISPLAY_DIGITS = 5
+# Quantities that are zero in exact arithmetic come out of float64 linear algebra at about 1e-16 times their
+# scale, with digits that depend on the BLAS build and thread count; below this they are shown as 0.
+ROUNDING_FLOOR = 1e-12
 
 
 def round_sig(value: float, digits: int = DISPLAY_DIGITS) -> float:
@@ -23,9 +26,14 @@ def round_sig(value: float, digits: int = DISPLAY_DIGITS) -> float:
     return float(f"{value:.{digits}g}")
 
 
-def rounded_frame(frame: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> pd.DataFrame:
-    """A copy of ``frame`` whose float columns are rounded with :func:`round_sig`."""
-    return frame.apply(lambda col: col.map(lambda v: round_sig(v, digits)) if col.dtype.kind == "f" else col)
+def rounded_frame(frame: pd.DataFrame, digits: int = DISPLAY_DIGITS, floor: float = 0.0) -> pd.DataFrame:
+    """A copy of ``frame`` whose float columns are rounded with :func:`round_sig`, values of magnitude below
+    ``floor`` (rounding residue, e.g. :data:`ROUNDING_FLOOR`) set to 0."""
+
+    def _round(v: float) -> float:
+        return 0.0 if abs(v) < floor else round_sig(v, digits)
+
+    return frame.apply(lambda col: col.map(_round) if col.dtype.kind == "f" else col)
 
 
 def check_positive(name: str, value: float) -> float:

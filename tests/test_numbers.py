@@ -20,6 +20,13 @@ def test_rounded_frame_rounds_only_float_columns():
     assert list(out["x"]) == [0.333, 0.667] and list(out["k"]) == [1, 2] and list(out["name"]) == ["a", "b"]
 
 
+def test_rounded_frame_floor_zeroes_rounding_residue_only():
+    frame = pd.DataFrame({"x": [4.8e-18, -3e-16, 2.5e-9, 0.0]})
+    out = numbers.rounded_frame(frame, digits=3, floor=numbers.ROUNDING_FLOOR)
+    assert list(out["x"]) == [0.0, 0.0, 2.5e-9, 0.0]
+    assert list(numbers.rounded_frame(frame, digits=2)["x"]) == [4.8e-18, -3e-16, 2.5e-9, 0.0]
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "3"])
 def test_check_positive(bad):
     with pytest.raises(ValueError, match="width must be a finite number > 0"):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
-from ..numbers import quoted_numbers, rounded_frame
+from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import projection
 from ..theory.montecarlo import Estimate, rng_for
@@ -108,7 +108,8 @@ def multiplier_table(
                     "batches_x_draws": f"{repeats} x {draws}",
                 }
             )
-    return rounded_frame(pd.DataFrame(rows))
+    # The cancelling geometry's noise is zero up to float rounding, whose digits vary between machines.
+    return rounded_frame(pd.DataFrame(rows), floor=ROUNDING_FLOOR)
 
 
 def needed_multiplier(epsilon: float, sample_rate: float, steps: int, delta: float = DELTA_DP) -> float:
