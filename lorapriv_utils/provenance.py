@@ -48,15 +48,19 @@ def git_commit() -> str:
         return "unknown"
 
 
-def git_dirty() -> bool | None:
-    """True when the checkout has uncommitted changes to tracked files, None outside a git checkout."""
+RESULTS_FOLDER = "results"  # written by the runs themselves: a rerun's own output does not make the code dirty
+
+
+def git_dirty(root: Path | None = None) -> bool | None:
+    """True when the checkout (of ``root``, default this package) has uncommitted changes to tracked files
+    outside ``results/``, None outside a git checkout."""
     try:
         out = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", f":(top,exclude){RESULTS_FOLDER}"],
             capture_output=True,
             text=True,
             check=True,
-            cwd=PACKAGE_ROOT,
+            cwd=root or PACKAGE_ROOT,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None

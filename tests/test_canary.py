@@ -1,4 +1,4 @@
-"""The canary audit: canaries, inclusion, scoring and the one-run bound, end to end on the tiny model."""
+"""The canary audit: held-out canaries, inclusion, scoring and the one-run bound, end to end on the tiny model."""
 
 import json
 
@@ -6,18 +6,21 @@ import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import canary, cli, models, runner
+from lorapriv_utils.mia import audit, canary, cli, models, runner
 from lorapriv_utils.scale import SCALES, DPConfig
 
 SCALE = ddp_driver.SCALE
 
 
-def test_canaries_are_distinct_deterministic_and_half_included():
-    a = canary.canary_texts(50, seed=1)
-    assert a == canary.canary_texts(50, seed=1) and len(set(a)) == 50 and a != canary.canary_texts(50, seed=2)
-    assert all("PIN" in t for t in a)
+def test_canaries_are_the_first_held_out_texts_and_half_included():
+    held_out = [f"text {k}" for k in range(60)]
+    assert canary.canary_texts(held_out, 50) == held_out[:50]
+    with pytest.raises(ValueError, match="--canaries: this scale holds out 60 texts"):
+        canary.canary_texts(held_out, 61)
+    with pytest.raises(ValueError, match="distinct"):
+        canary.canary_texts(["a", "a", "b"], 2)
     included = canary.inclusion(4000, seed=0)
-    assert abs(included.mean() - 0.5) < 0.03
+    assert abs(included.mean() - 0.5) < 0.03 and not np.array_equal(included[:100], canary.inclusion(100, seed=1))
     assert canary.with_canaries(["m"], ["c1", "c2"], np.array([False, True])) == ["m", "c2"]
 
 
@@ -32,7 +35,7 @@ def test_the_audit_of_scores_that_separate_perfectly():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"canaries": 1}, "--canaries"), ({"guesses_each_side": 300}, "--guesses"), ({"delta": 0.7}, "delta")],
+    [({"canaries": 1}, "--canaries"), ({"guesses_each_side": 500}, "--guesses"), ({"delta": 0.7}, "delta")],
 )
 def test_bad_audit_settings(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -46,15 +49,25 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys):
     work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
     cell = runner.Cell("synthetic-email", "dpsgd", 2, 0)
     config = canary.CanaryConfig(canaries=40, guesses_each_side=5)
-    record = runner.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5))
+    record = audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5))
     path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-s0-z0.5.json"
+    prepared = work.dataset(cell.dataset, cell.seed)
+    held_out = set(prepared.texts["nonmembers"])
+    assert len(held_out) >= 40 and not held_out & set(prepared.texts["members"])
+    assert record["manifest"]["canary_source"].startswith("the split's non-members")
+    assert record["validation_perplexity"] > 1 and record["manifest"]["git_dirty"] in (True, False)
     assert json.loads(path.read_text())["audit"] == record["audit"]
     assert record["audit"]["guesses"] == 10 and 0 <= record["audit"]["right"] <= 10
     assert record["training"]["noise_multiplier"] == 0.5 and record["training"]["epsilon"] > 0
     assert len(record["scores"]) == 40 and sum(record["included"]) == record["audit"]["included"]
-    assert runner.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
-    again = runner.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
+    assert audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
+    again = audit.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
     assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().out
+    grid_key = work.key(cell)
+    monkeypatch.setattr(audit, "source_digest", lambda paths: "edited-audit-code")
+    assert work.key(cell) == grid_key  # the audit's code is keyed on its own: the grid stays current
+    assert audit.audit_key(work, cell, config, DPConfig(0.5))["audit"] != record["manifest"]["key"]["audit"]
+    assert "mia/canary.py" in audit.AUDIT_CODE and "mia/canary.py" not in runner.CODE
 
 
 def test_cli_audit_errors_name_the_option(capsys):

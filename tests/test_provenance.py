@@ -30,3 +30,24 @@ def test_measurement_main_writes_the_record_atomically(tmp_path):
     assert json.loads(path.read_text()) == {"value": 1, "wall_seconds": 0.5}
     with pytest.raises(SystemExit, match="usage: python -m some.module PATH.json"):
         provenance.measurement_main([], "some.module", dict)
+
+
+def test_git_dirty_ignores_the_results_folder(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.json").write_text("1")
+    (tmp_path / "code.py").write_text("x = 1")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "start")
+    assert provenance.git_dirty(tmp_path) is False
+    (tmp_path / "results" / "r.json").write_text("2")  # a run rewriting its own results
+    assert provenance.git_dirty(tmp_path) is False
+    (tmp_path / "code.py").write_text("x = 2")
+    assert provenance.git_dirty(tmp_path) is True
+    assert provenance.git_dirty(tmp_path / "results") is True  # the whole checkout counts, wherever it is asked

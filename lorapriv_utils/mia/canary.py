@@ -1,11 +1,18 @@
 """An empirical privacy audit of a fine-tuning method with canaries, in one training run.
 
-m canary texts (synthetic secrets: a name, an account number and a PIN) are each added to the
-members with probability 1/2.  After training, each canary is scored by how much the fine-tuned
-model lowered its loss relative to the base model; the auditor guesses "in" for the k highest
-scores and "out" for the k lowest, and the count of right guesses becomes an epsilon lower bound
-(Steinke, Nasr and Jagielski 2023; ``theory.audit.one_run_epsilon_lower_bound``).  A lower bound
-proves that a method is *not* (epsilon, delta)-DP for any smaller epsilon; it certifies nothing.
+The canaries are held-out texts of the corpus itself: the split's non-members, which no model of the
+audit's split trains on otherwise.  Each is added to the members with probability 1/2.  After training,
+each canary is scored by how much the fine-tuned model lowered its loss relative to the base model; the
+auditor guesses "in" for the k highest scores and "out" for the k lowest, and the count of right guesses
+becomes an epsilon lower bound (Steinke, Nasr and Jagielski 2023;
+``theory.audit.one_run_epsilon_lower_bound``).  A lower bound proves that a method is *not*
+(epsilon, delta)-DP for any smaller epsilon; it certifies nothing.
+
+Why not synthetic secrets (a name, an account number and a PIN in one template)?  Every such canary
+shares the template, so training on half of them lowers the loss of all of them alike, in or out, and
+the default scale's small model does not memorise their random digits: such an audit did not catch
+even full fine-tuning there.  Held-out texts are what membership inference attacks in section 6, and
+the bound holds for any fixed canaries whose inclusion is an independent fair coin.
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from ..theory import audit
 class CanaryConfig:
     """Number of canaries, guesses on each side, and the (delta, confidence) of the bound."""
 
-    canaries: int = 400
-    guesses_each_side: int = 40
+    canaries: int = 800
+    guesses_each_side: int = 100
     delta: float = 1e-5
     confidence: float = 0.95
 
@@ -39,16 +46,15 @@ class CanaryConfig:
             raise ValueError(f"confidence must lie in (0, 1), got {self.confidence}")
 
 
-def canary_texts(count: int, seed: int) -> list[str]:
-    """``count`` distinct synthetic secrets, deterministic by ``seed`` (faker; no real person's data)."""
-    from faker import Faker
-
-    fake = Faker("en_US")
-    fake.seed_instance(seed)
-    texts: dict[str, None] = {}
-    while len(texts) < count:
-        texts[f"The account of {fake.name()} is {fake.bban()} and the PIN is {fake.numerify('####')}."] = None
-    return list(texts)
+def canary_texts(held_out: list[str], count: int) -> list[str]:
+    """The first ``count`` held-out texts (the split's non-members, in its seeded order) as canaries."""
+    if count > len(held_out):
+        raise ValueError(
+            f"--canaries: this scale holds out {len(held_out)} texts (the non-members); ask for at most that many"
+        )
+    if len(set(held_out[:count])) < count:
+        raise ValueError("the held-out texts repeat: canaries must be distinct (de-duplicate the corpus)")
+    return list(held_out[:count])
 
 
 def inclusion(count: int, seed: int) -> np.ndarray:

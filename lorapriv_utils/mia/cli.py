@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit", help="audit methods with canaries in one training run (epsilon lower bounds)")
     _grid_arguments(audit)
     audit.add_argument(
-        "--canaries", type=int, default=CanaryConfig.canaries, help="canaries, each in w.p. 1/2 (default %(default)s)"
+        "--canaries",
+        type=int,
+        default=CanaryConfig.canaries,
+        help="canaries (held-out texts of the corpus), each in w.p. 1/2 (default %(default)s)",
     )
     audit.add_argument(
         "--guesses",
@@ -232,7 +235,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(err))
     try:
         work = engine_runner(args, scale, accelerate=args.accelerate, reference=args.reference)
-        from . import runner
 
         if canaries is not None:
             from dataclasses import replace
@@ -240,8 +242,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             dp = work.engine.dp
             if args.noise_multiplier is not None:
                 dp = replace(dp, noise_multiplier=args.noise_multiplier)
+            from . import audit
+
             for cell in cells:
-                done = runner.run_audit(work, cell, canaries, dp)["audit"]
+                done = audit.run_audit(work, cell, canaries, dp)["audit"]
                 print(
                     f"{cell.name}: {done['right']} of {done['guesses']} guesses right on {done['canaries']} canaries, "
                     f"epsilon >= {done['epsilon_lower_bound']:.3f} (delta {done['delta']:g}, "

@@ -97,8 +97,9 @@ def merge_and_reset(layer: torch.nn.Module, generator: torch.Generator) -> None:
 def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: int = 0, a_seed: int | None = None):
     """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook.
 
-    LoRA's start A comes from ``a_seed`` (default ``seed``): it is public, since it ships with the adapter,
-    so a reference model may share it; FLoRA's later draws of A come from ``seed + 1`` (secret)."""
+    LoRA's start A comes from ``a_seed`` (default ``seed``), so that a reference model may share it: A is
+    public where it stays frozen and ships with the adapter (LoRA-FA, row scaling); plain LoRA trains A and
+    releases only its end point.  FLoRA's later draws of A come from ``seed + 1`` (secret)."""
     check_method(method, rank, model)
     for p in model.parameters():
         p.requires_grad_(method == "full")

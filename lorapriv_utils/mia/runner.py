@@ -13,7 +13,9 @@ Per cell:
    training's secret randomness itself (:func:`reference_seed`): DP-SGD's noise and sampling, the
    data order and FLoRA's resampling are independent of the target's, as an adversary's would be
    (with shared noise, eq. 24's difference cancels DP-SGD's noise and overstates the leakage).
-   LoRA's start A is public (it ships with the adapter), so the reference shares the target's;
+   The reference shares the target's start A: public for LoRA-FA and row scaling, whose frozen A
+   ships with the adapter; for LoRA, which trains A, a little more than the release gives (a
+   conservative attacker);
 4. the target is trained on the members, and every member and non-member text is scored by
    both models.
 
@@ -43,11 +45,10 @@ from tqdm.auto import tqdm
 
 from ..files import atomic_write_bytes, atomic_write_text
 from ..provenance import git_commit, git_dirty, package_version, package_versions, runtime, source_digest
-from ..scale import DPConfig, EngineScale, Scale
-from . import canary, finetune, models
+from ..scale import EngineScale, Scale
 from . import data as data_mod
+from . import finetune, models
 from . import metrics as mia_metrics
-from .canary import CanaryConfig
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
 from .report import SCHEMA, read_record, record_checksum
 from .training import row_sums, text_losses, text_scores
@@ -66,8 +67,8 @@ def reference_seed(seed: int) -> int:
 # so that a change there leaves the results current).
 CODE = tuple(
     f"mia/{name}.py"
-    for name in ("canary", "data", "dp", "finetune", "frontier", "grid", "metrics", "models", "per_text")
-    + ("rowscale", "runner", "tokenization", "training")
+    for name in ("data", "dp", "finetune", "frontier", "grid", "metrics", "models", "per_text", "rowscale")
+    + ("runner", "tokenization", "training")
 ) + ("scale.py",)
 COMPUTING_PACKAGES = ("torch", "transformers", "peft", "opacus", "accelerate", "tokenizers", "numpy", "scipy")
 
@@ -484,62 +485,6 @@ class Runner:
             done = load_result(result_path(self.out, self.scale, cell), key)
             results.append(done if done is not None else self.run_cell(cell, key))
         return results
-
-
-def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
-    sigma = "" if dp is None or cell.method != "dpsgd" else f"-z{dp.noise_multiplier:g}"
-    return Path(out) / scale.name / "audit" / f"{cell.name}{sigma}.json"
-
-
-def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | None = None) -> dict:
-    """The one-run canary audit of a cell's method: same data, learning rate and steps as the cell's target,
-    plus the included canaries.  Written atomically with a manifest; an intact, current file is reused."""
-    dp = dp or work.engine.dp
-    path = audit_path(work.out, work.scale, cell, dp)
-    key = {**work.key(cell), "audit": record_checksum({"canaries": asdict(config), "dp": asdict(dp)})[:16]}
-    done = load_result(path, key, with_scores=False)
-    if done is not None:
-        return done
-    start = time.perf_counter()
-    prepared = work.dataset(cell.dataset, cell.seed)
-    base, tokenizer, base_info = work.base()
-    context = work.engine.model.block_size
-    canaries = canary.canary_texts(config.canaries, cell.seed)
-    included = canary.inclusion(config.canaries, cell.seed)
-    texts = canary.with_canaries(prepared.texts["members"], canaries, included)
-    windows = models.encode_texts(tokenizer, texts, context)
-    lr = work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
-    cfg = work.train_config(cell.method, cell.seed, lr)
-    trained, stats = finetune.fine_tune(
-        copy.deepcopy(base),
-        cell.method,
-        windows,
-        cfg,
-        rank=cell.rank,
-        dp=dp,
-        rowscale=work.engine.rowscale,
-        progress=work.progress,
-        desc=f"audit {cell.name}",
-        device=work.device,
-    )
-    scores = canary.audit_scores(base, trained, tokenizer, canaries, context, device=work.device)
-    record = {
-        "schema": SCHEMA,
-        "audit": canary.canary_audit(scores, included, config),
-        "scores": [float(x) for x in scores],
-        "included": [bool(x) for x in included],
-        "training": {k: v for k, v in stats.items() if k != "seconds"},
-        "manifest": {
-            **work.provenance(key, start),
-            "cell": asdict(cell),
-            "canary_config": asdict(config),
-            "dp": asdict(dp) if cell.method == "dpsgd" else None,
-            "train_config": asdict(cfg),
-        },
-    }
-    record["checksum"] = record_checksum(record)
-    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
-    return record
 
 
 def set_threads(threads: int | None) -> int:
