@@ -25,7 +25,7 @@ help:
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (about 2.5 hours on one core; resumable)"
-	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients (under a minute)"
+	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (about 30 minutes; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about 10 minutes)"
 	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 15 minutes; resumable)"
@@ -79,8 +79,14 @@ results-a6: $(STAMP)
 	for lr in 3e-4 1e-3; do $(BIN)/python -m lorapriv_utils frontier --methods lora --ranks 8,16 --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
 
+AUDIT = LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils audit --datasets ptb --canaries 800 --guesses 100 --epochs 16 --out results/published
+
 results-a5: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.multiplier results/published/multiplier/cpu-small-pretrained.json
+	$(AUDIT) --methods full
+	$(AUDIT) --methods rowscale,dpsgd --ranks 8 --noise-multiplier 0.034020690871988585
+	$(AUDIT) --methods lora --ranks 2,8,32
+	$(AUDIT) --methods dpsgd --ranks 8
 
 results-b1: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.alignment results/published/alignment/cpu-small-pretrained.json

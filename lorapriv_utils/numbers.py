@@ -50,6 +50,13 @@ def check_order(name: str, value: int) -> int:
     return int(value)
 
 
+def check_rank(r: int) -> int:
+    """A projection's rank ``r`` if it is an integer >= 1; otherwise a ValueError that says so."""
+    if isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 1:
+        raise ValueError(f"the rank r must be an integer >= 1, got {r!r}")
+    return int(r)
+
+
 def format_column(values, sig: int = 4, missing: str = "n/a") -> list[str]:
     """Floats as text in one format for the whole column, with ``sig`` significant digits.
 

@@ -455,3 +455,27 @@ def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def audit_plot(table: pd.DataFrame):
+    """Paper A §5.1's audit: each method's canary AUC with its bootstrap interval (left) and the one-run audit's
+    epsilon lower bound (right), one row per audited method, top to bottom as in the table."""
+    style()
+    labels = list(table["method"])[::-1]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 0.42 * len(labels) + 1.6), sharey=True)
+    y = np.arange(len(labels))
+    rows = table.iloc[::-1]
+    left.errorbar(
+        rows["canary_auc"],
+        y,
+        xerr=[rows["canary_auc"] - rows["auc_low"], rows["auc_high"] - rows["canary_auc"]],
+        fmt="D",
+        ms=6,
+        capsize=3,
+    )
+    left.axvline(0.5, color="0.3", ls="--", lw=1.2)
+    left.set(yticks=y, yticklabels=labels, xlabel="canary AUC (in vs out), 95% interval")
+    right.barh(y, rows["eps_lower_bound"], color=sns.color_palette()[1], height=0.5)
+    right.set(xlabel=r"audited $\varepsilon$ lower bound (95%)")
+    fig.tight_layout()
+    return fig

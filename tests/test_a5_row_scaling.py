@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import numpy as np
 from conftest import registered
 
 from lorapriv_utils.chapters import a5_row_scaling as a5
@@ -91,31 +92,104 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
         a5.load_audits(tmp_path)
 
 
-def test_audit_records_are_tabulated_and_verified(tmp_path):
+def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400) -> list[dict]:
+    """Synthetic audit records: canaries shared by all, the included ones' scores shifted by each method's value."""
+    from lorapriv_utils.mia import canary
+    from lorapriv_utils.mia.report import record_checksum
+
+    included = canary.inclusion(m, seed=0)
+    records = []
+    for k, (name, shift) in enumerate(shifts.items()):
+        method, *rest = name.split("-")
+        rank = int(rest[0][1:]) if rest and rest[0].startswith("r") else None
+        sigma = float(name.split("-z")[1]) if "-z" in name else None
+        scores = np.random.default_rng(k).normal(0, 1, m) + shift * included
+        training = {"steps": 10}
+        if sigma is not None:
+            training |= {"noise_multiplier": sigma, "epsilon": certified if sigma >= 1 else None, "epsilon_rdp": None}
+        rec = {
+            "audit": canary.canary_audit(scores, included, canary.CanaryConfig(m, 50)),
+            "scores": scores.tolist(),
+            "included": included.tolist(),
+            "validation_perplexity": 100.0 + k,
+            "training": training,
+            "manifest": {
+                "cell": {"method": method, "rank": rank, "seed": 0},
+                "train_config": {"epochs": 16, "lr": 0.01, "batch_size": 16},
+                "model": {"n_embd": 64},
+                "config": {"engine": {"rowscale": {"delta": 0.5}}},
+            },
+        }
+        rec["checksum"] = record_checksum(rec)
+        records.append(rec)
+    return records
+
+
+SHIFTS = {
+    "full": 3.0,
+    "lora-r8": 0.3,
+    "rowscale-r8": 0.3,
+    "dpsgd-r8-z0.0340207": 0.3,
+    "dpsgd-r8-z1": 0.0,
+    "lora-r2": 0.1,
+    "lora-r32": 0.6,
+}
+
+
+def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale):
     import json
 
     import pytest
 
-    from lorapriv_utils.mia.report import record_checksum
+    records = audit_records(SHIFTS)
+    for rec in records:
+        (tmp_path / f"{a5.audit_name(rec)}.json").write_text(json.dumps(rec))
+    loaded = a5.load_audits(tmp_path)
+    assert a5.implied_multiplier(loaded[0]) == pytest.approx(0.0340207, rel=1e-6)
+    table = a5.audit_table(loaded, tiny_scale)
+    assert table["method"].tolist()[:2] == ["full fine-tuning", "LoRA r=2"]
+    assert table["certified_eps_prv"].isna().sum() == 6 and (table["auc_low"] <= table["canary_auc"]).all()
+    assert (table["canary_auc"] <= table["auc_high"]).all()
+    full = table.set_index("name").loc["full-s0"]
+    assert full["canary_auc"] > 0.9 and full["eps_lower_bound"] > 1
+    diffs = a5.audit_differences(loaded, a5.audit_pairs(loaded), tiny_scale)
+    assert diffs["audit"].tolist()[2] == "rowscale-r8-s0" and diffs["minus"].tolist()[2] == "dpsgd-r8-s0-z0.0340207"
+    assert (diffs["low"] <= diffs["difference"]).all() and (diffs["difference"] <= diffs["high"]).all()
+    assert diffs["high"].iloc[0] < 0 and diffs["low"].iloc[2] < 0 < diffs["high"].iloc[2]
+    claim = a5.audit_claim(table, diffs, loaded, tiny_scale)
+    assert claim.verdict == "qualified"  # robust next to full, like DP-SGD at a multiplier that certifies nothing
+    failed = {c.name.split(":")[0] for c in claim.checks if not c.passed}
+    assert any("meaningful epsilon" in name for name in failed)
+    numbers = a5.audit_numbers(table, diffs, loaded)
+    assert numbers["a5_row_scaling_audit_canaries"] == 400 and numbers["a5_row_scaling_audit_eps_full"] > 1
+    from lorapriv_utils import plots
 
-    def record(method, sigma=None):
-        training = {"steps": 10} | ({"noise_multiplier": sigma, "epsilon": 2.0, "epsilon_rdp": 2.5} if sigma else {})
-        rec = {
-            "audit": {"canaries": 100, "right": 12, "guesses": 20, "epsilon_lower_bound": 0.0, "auc": 0.5},
-            "training": training,
-            "manifest": {"cell": {"method": method, "rank": 8}, "train_config": {"epochs": 4, "lr": 0.01}},
-        }
-        rec["checksum"] = record_checksum(rec)
-        return rec
-
-    for name, rec in (("a", record("lora")), ("b", record("dpsgd", 1.0)), ("c", record("rowscale"))):
-        (tmp_path / f"{name}.json").write_text(json.dumps(rec))
-    table = a5.audit_table(a5.load_audits(tmp_path))
-    assert table["method"].tolist() == ["LoRA r=8", "LoRA, row-scaled r=8", "DP-SGD r=8, sigma=1"]
-    assert table["certified_eps_prv"].isna().tolist() == [True, True, False]
-    (tmp_path / "a.json").write_text(json.dumps({**record("lora"), "audit": {}}))
+    assert len(plots.audit_plot(table).axes) == 2
+    (tmp_path / "full-s0.json").write_text(json.dumps({**records[0], "audit": {}}))
     with pytest.raises(ValueError, match="checksum"):
         a5.load_audits(tmp_path)
+
+
+def test_the_audit_claim_fails_or_refuses_when_it_should(tiny_scale):
+    import pytest
+
+    from lorapriv_utils.ledger import InstrumentError
+
+    leaky = audit_records({**SHIFTS, "rowscale-r8": 1.5})  # row scaling leaking more than DP-SGD at its multiplier
+    table = a5.audit_table(leaky, tiny_scale)
+    diffs = a5.audit_differences(leaky, a5.audit_pairs(leaky), tiny_scale)
+    assert a5.audit_claim(table, diffs, leaky, tiny_scale).verdict == "fails"
+    broken = audit_records({**SHIFTS, "dpsgd-r8-z1": 3.0}, certified=0.5)  # an audit above a certificate: a bug
+    table = a5.audit_table(broken, tiny_scale)
+    diffs = a5.audit_differences(broken, a5.audit_pairs(broken), tiny_scale)
+    with pytest.raises(InstrumentError):
+        a5.audit_claim(table, diffs, broken, tiny_scale)
+    other = audit_records(SHIFTS)
+    other[1]["included"] = list(~np.asarray(other[1]["included"]))
+    with pytest.raises(ValueError, match="share their canaries"):
+        a5.audit_table(other, tiny_scale)
+    with pytest.raises(ValueError, match="no audit named lora-r4-s0"):
+        a5.audit_differences(leaky, [("lora-r4-s0", "full-s0")], tiny_scale)
 
 
 def test_one_sample_noise_verdict(tiny_scale):

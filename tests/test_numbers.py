@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -63,3 +64,10 @@ def test_quoted_numbers_keep_whole_numbers_and_round_the_rest():
     quoted = numbers.quoted_numbers("a9_x", {"m": 4096.0, "tv": 0.237612, "k": 3})
     assert quoted == {"a9_x_m": 4096, "a9_x_tv": 0.238, "a9_x_k": 3}
     assert isinstance(quoted["a9_x_m"], int)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.0, True, "8", None])
+def test_check_rank(bad):
+    with pytest.raises(ValueError, match="the rank r must be an integer >= 1"):
+        numbers.check_rank(bad)
+    assert numbers.check_rank(8) == 8 and numbers.check_rank(np.int64(3)) == 3

@@ -36,8 +36,9 @@ def test_git_dirty_ignores_the_results_folder(tmp_path):
     import subprocess
 
     def git(*args):
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True, capture_output=True
+        )
 
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "r.json").write_text("1")

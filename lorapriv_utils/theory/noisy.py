@@ -34,9 +34,9 @@ import math
 import numpy as np
 from scipy import integrate, special, stats
 
-from ..numbers import check_positive
+from ..numbers import check_positive, check_rank
 from .noise import sample_projection
-from .wishart import _check_rank, epsilon_at
+from .wishart import epsilon_at
 from .wishart import gaussian_deltas as gauss_delta  # the Gaussian mechanism's exact delta(eps), mu >= 0
 
 
@@ -47,7 +47,7 @@ def _check_mu(mu: float) -> float:
 
 
 def _check_dims(d: int, r: int) -> None:
-    _check_rank(r)
+    check_rank(r)
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
         raise ValueError(f"the dimension d must be an integer >= 2, got {d!r}")
 

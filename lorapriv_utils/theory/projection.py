@@ -18,6 +18,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from ..numbers import check_rank
 from .noise import sample_projection
 
 GEOMETRIES = ("orthogonal", "random", "correlated", "cancelling")
@@ -122,7 +123,7 @@ def batch_multiplier(
     variance with S(A) held fixed, averaged over the same draws (the reading that ignores the dependence);
     ``largest_per_sample_norm`` is the largest scaled per-sample norm seen, over the clipping norm."""
     g = np.asarray(g, dtype=float)
-    _check_rank_r(r)
+    check_rank(r)
     if g.ndim != 3:
         raise ValueError(f"g must be per-sample gradients of shape (b, n, m), got shape {g.shape}")
     if draws < 2:
@@ -176,18 +177,12 @@ def simultaneous_probabilities(
     return {"all_rows": rows_ok / draws, "frobenius": frob_ok / draws}
 
 
-def _check_rank_r(r: int) -> int:
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-        raise ValueError(f"the rank r must be an integer >= 1, got {r!r}")
-    return int(r)
-
-
 def row_scaled_noise(
     g_row: np.ndarray, r: int, delta: float, c: float, draws: int, rng: np.random.Generator
 ) -> np.ndarray:
     """``draws`` samples of LoRA's noise on one row-scaled gradient row, g~ (A^T A - I) with g~ = g scaled by
     eq. 22 (the same A scales and projects), from real Gaussian matrices: shape (draws, m)."""
-    _check_rank_r(r)
+    check_rank(r)
     g_row = np.asarray(g_row, dtype=float)
     if g_row.ndim != 1 or not np.any(g_row):
         raise ValueError("g_row must be one non-zero gradient row (a 1-d array)")
@@ -230,7 +225,7 @@ def row_scaled_noise_law(g_row: np.ndarray, r: int, delta: float, c: float) -> t
     N(0, I_r / r), the noise is K [(|a| - 1/|a|) u + w], K = (1 - Delta) sqrt(r) c, w ~ N(0, (I - u u^T) / r)
     independent of a, so Var_j = K^2 [u_j^2 Var(|a| - 1/|a|) + (1 - u_j^2) / r] (infinite for r <= 2) and the
     excess kurtosis is u_j^4 k4(|a| - 1/|a|) K^4 / Var_j^2 (infinite for r <= 4 where u_j != 0)."""
-    _check_rank_r(r)
+    check_rank(r)
     u = np.asarray(g_row, dtype=float) / np.linalg.norm(g_row)
     var_along, k4_along = _along_moments(r)
     K2 = (1 - delta) ** 2 * r * c * c
@@ -248,7 +243,7 @@ def row_scaled_update_variance(g_row: np.ndarray, r: int, delta: float, c: float
     zero-mean noise).  Light-tailed: the 1/|a| of the scaled row cancels."""
     from scipy.special import gammaln
 
-    _check_rank_r(r)
+    check_rank(r)
     u = np.asarray(g_row, dtype=float) / np.linalg.norm(g_row)
     mean_a = math.exp(0.5 * math.log(2 / r) + gammaln((r + 1) / 2) - gammaln(r / 2))
     K2 = (1 - delta) ** 2 * r * c * c

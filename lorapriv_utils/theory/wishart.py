@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, special, stats
 
-from ..numbers import check_positive
+from ..numbers import check_positive, check_rank
 from .noise import sample_projection
 
 
@@ -51,7 +51,7 @@ def sample_outputs(V: np.ndarray, r: int, draws: int, rng: np.random.Generator) 
     """``draws`` independent releases M V, M = A^T A with a fresh A each time: shape (draws, *V.shape)."""
     V = np.asarray(V, dtype=float)
     d = V.shape[0]
-    _check_rank(r)
+    check_rank(r)
     out = np.empty((draws, *V.shape))
     for k in range(draws):
         out[k] = project(V, sample_projection(rng, r, d))
@@ -60,16 +60,10 @@ def sample_outputs(V: np.ndarray, r: int, draws: int, rng: np.random.Generator) 
 
 def wishart_mean_and_variance(d: int, r: int) -> tuple[np.ndarray, np.ndarray]:
     """E[M] and the entrywise Var[M] of W_d(I/r, r): the identity; 2/r on the diagonal, 1/r off it."""
-    _check_rank(r)
+    check_rank(r)
     variance = np.full((d, d), 1.0 / r)
     np.fill_diagonal(variance, 2.0 / r)
     return np.eye(d), variance
-
-
-def _check_rank(r: int) -> int:
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-        raise ValueError(f"the rank r must be an integer >= 1, got {r!r}")
-    return int(r)
 
 
 @dataclass(frozen=True)
@@ -83,7 +77,7 @@ class VectorPair:
     def __post_init__(self) -> None:
         if isinstance(self.d, bool) or not isinstance(self.d, (int, np.integer)) or self.d < 2:
             raise ValueError(f"the dimension d must be an integer >= 2, got {self.d!r}")
-        _check_rank(self.r)
+        check_rank(self.r)
         if not (isinstance(self.rho, (int, float, np.floating)) and math.isfinite(self.rho)):
             raise ValueError(f"the alignment rho must be a finite number, got {self.rho!r}")
         if self.rho >= 1:
@@ -278,7 +272,7 @@ def theorem1(pair: VectorPair, delta_prime: float) -> Theorem1:
 
 def mean_squared_error(d: int, r: int) -> float:
     """E|M x - x|^2 for a unit x: Var(U) + (d - 1) E[U] / r = (d + 1) / r."""
-    return (d + 1) / _check_rank(r)
+    return (d + 1) / check_rank(r)
 
 
 def gaussian_deltas(eps: float | np.ndarray, mu: float | np.ndarray) -> np.ndarray:
@@ -341,7 +335,7 @@ def matrix_attack_trials(
     ``released_A``: the same test on what a LoRA checkpoint ships (B's update, V^T A^T, with A known):
     |V0^T A^T - B| - |V1^T A^T - B|.
     """
-    _check_rank(r)
+    check_rank(r)
     if r > d:
         raise ValueError(f"the rank r = {r} exceeds the dimension d = {d}")
     out = {"member": np.zeros(trials, dtype=bool), "secret_A": np.zeros(trials), "released_A": np.zeros(trials)}
@@ -363,7 +357,7 @@ def matrix_attack_trials(
 def sensitivity_ratio(d: int, r: int, draws: int, rng: np.random.Generator) -> np.ndarray:
     """Draws of |P_M u|^2 / |u|^2 for a fixed u, P_M the projection onto the range of M = A^T A (an r-dim
     subspace with a uniformly random orientation): Beta(r/2, (d - r)/2), mean r/d (paper B's M2 ratio)."""
-    _check_rank(r)
+    check_rank(r)
     if r > d:
         raise ValueError(f"the rank r = {r} exceeds the dimension d = {d}")
     u = np.zeros(d)
