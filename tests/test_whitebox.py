@@ -7,6 +7,7 @@ import pytest
 
 from lorapriv_utils.mia import models, whitebox
 from lorapriv_utils.mia.data import TextWindows
+from lorapriv_utils.mia.finetune import lora_layers
 from lorapriv_utils.mia.runner import Runner
 
 
@@ -38,8 +39,19 @@ def test_game_settings_are_checked(kwargs, match):
 
 
 def test_the_summary_calls_the_farther_world_in():
-    rows = [{"known_in": 1.0 + i, "known_out": 0.0, "blind_in": 1.0, "blind_out": 1.0 + i} for i in range(4)]
+    rows = [
+        {
+            "known_in": 1.0 + i,
+            "known_out": 0.0,
+            "blind_in": 1.0,
+            "blind_out": 1.0 + i,
+            "fitted_in": 0.5,
+            "fitted_out": 0.1,
+        }
+        for i in range(4)
+    ]
     out = whitebox.summarize(rows, rank=2, ppl=10.0, seed=0, resamples=50)
+    assert out["fitted"]["separated"] and out["fitted"]["auc"]["value"] == 1.0
     assert out["known"]["auc"]["value"] == 1.0 and out["known"]["separated"]
     assert out["blind"]["auc"]["value"] < 0.5 and not out["blind"]["separated"]
 
@@ -57,3 +69,31 @@ def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch):
         whitebox.play(work, 2, whitebox.GameConfig(texts=1000, targets=3))
     with pytest.raises(ValueError, match="needs a rank"):
         whitebox.play(work, 0, game)
+
+
+@pytest.mark.slow
+def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_path, monkeypatch):
+    """Instruments of the fitted secret-A attack: the adversary's replay from a given A is the engine's own
+    LoRA-FA run, and a release made with orthonormal A (K = I, the fit's start) is matched at once in the
+    "out" world and not in the "in" world."""
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
+    game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
+    base, members = work.base()[0], work.dataset("ptb", 0).members
+    full, rest = whitebox.subset(members, list(range(8))), whitebox.subset(members, list(range(1, 8)))
+    released = whitebox.release(base, full, 2, 0, game)
+    starts = [layer.lora_A["default"].weight.detach().double().numpy() for layer in lora_layers(released["model"])]
+    replay = whitebox.replay_from(base, full, 2, starts, game)
+    assert all(
+        np.array_equal(a, b) for a, b in zip(whitebox.paper_updates(released["model"]), replay["merged"], strict=True)
+    )
+    rng = np.random.default_rng(0)
+    orthonormal = [np.linalg.qr(rng.standard_normal((a.shape[1], 2)))[0].T for a in starts]
+    world_out = whitebox.replay_from(base, rest, 2, orthonormal, game)["merged"]
+    world_in = whitebox.replay_from(base, full, 2, orthonormal, game)["merged"]
+    assert whitebox.fitted_distance(base, rest, 2, world_out, game, rounds=0)["distance"] < 1e-6
+    assert whitebox.fitted_distance(base, rest, 2, world_in, game, rounds=0)["distance"] > 1e-3
+    with pytest.raises(ValueError, match="starts must be"):
+        whitebox.replay_from(base, full, 2, [a[:, :-1] for a in starts], game)
+    with pytest.raises(ValueError, match="rounds must be"):
+        whitebox.fitted_distance(base, rest, 2, world_out, game, rounds=-1)

@@ -12,15 +12,24 @@ trained on D' + {x} ("in") or on D' ("out").
   the "in" world they differ.  One observation decides: TPR 1 at FPR 0, whatever the rank, so no finite
   epsilon holds.  The replay is run separately from the release, so the check fails if training is not a
   deterministic function of (data, A).
-* **A kept secret (control).**  The adversary replays with an A' of its own (same law) and compares the
-  merged updates B A, the only thing it then sees.  This is one attack, not a proof of privacy: paper B's
-  matrix-case argument (chapter b2) recovers M from the other columns without knowing A.
+* **A kept secret, naive (control).**  The adversary replays with an A' of its own (same law) and compares
+  the merged updates B A, the only thing it then sees.
+* **A kept secret, fitted.**  The merged update of a layer, B A, has A's row space, and the trajectory of
+  B A depends on A only through A^T A = Q^T K Q (Q an orthonormal basis of that row space, K = M^T M for
+  A = M Q; B starts at 0, the LoRA scaling is 1).  The adversary reads Q off the release (its top r right
+  singular vectors), starts from K = I (the mean of K's law) and alternates: replay training on D' with
+  A' = K^{1/2} Q; since the replay's B equals X K^{1/2} with X the replay's accumulated gradient, times
+  -lr, in the row-space coordinates, refit K by least squares to the release's B A Q^T = X K (over-relaxed);
+  repeat.  In the "out" world a K that reproduces the release exists (the true one); in the "in" world the
+  target's gradient is missing from X, and the remaining distance tells the worlds apart.  This is paper B's
+  matrix-case argument (chapter b2, M recovered from the other columns) on a trained model.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 
@@ -34,10 +43,12 @@ from . import finetune
 from . import metrics as mia_metrics
 from .data import TextWindows
 from .runner import Runner, perplexity
-from .training import TrainConfig
+from .training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 
 RANKS = (1, 8, 64)
 BLIND_SEED_OFFSET = 1000  # the control's A': the LoRA start of seed + this offset
+FIT_ROUNDS, FIT_RELAX = 5, 1.5  # refits of K in the fitted secret-A attack (one replay each), over-relaxed
+ARMS = ("known", "blind", "fitted")
 
 
 @dataclass(frozen=True)
@@ -84,7 +95,79 @@ def release(base, windows: TextWindows, rank: int, a_seed: int, game: GameConfig
         }
 
 
-def play(work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: int = 0) -> dict:
+def paper_updates(model) -> list[np.ndarray]:
+    """Each adapted layer's merged update B A in paper A's layout (n x m: rows of the layer's input width), float64."""
+    with torch.no_grad():
+        return [
+            (layer.lora_B["default"].weight @ layer.lora_A["default"].weight).double().numpy()
+            * layer.scaling["default"]
+            for layer in finetune.lora_layers(model)
+        ]
+
+
+def replay_from(base, windows: TextWindows, rank: int, starts: list[np.ndarray], game: GameConfig) -> dict:
+    """The release's recipe (LoRA-FA, full-batch SGD, linear decay) run from the given A of every layer instead
+    of a seeded draw: each layer's B (float64) and merged update (paper layout)."""
+    cfg = TrainConfig(epochs=game.steps, lr=game.lr, batch_size=len(windows.ids), seed=0, optimizer="sgd")
+    model, params, _ = finetune.prepare(copy.deepcopy(base), "lorafa", rank, cfg.seed)
+    layers = finetune.lora_layers(model)
+    if len(starts) != len(layers) or any(
+        a.shape != tuple(x.lora_A["default"].weight.shape) for a, x in zip(starts, layers, strict=True)
+    ):
+        raise ValueError(
+            f"starts must be {len(layers)} matrices of shape (r, m) = {tuple(layers[0].lora_A['default'].weight.shape)}"
+        )
+    with torch.no_grad():
+        for layer, a in zip(layers, starts, strict=True):
+            layer.lora_A["default"].weight.copy_(torch.as_tensor(a, dtype=layer.lora_A["default"].weight.dtype))
+    loader = block_loader(windows.ids, cfg.batch_size, cfg.seed)
+    optimizer = make_optimizer(params, cfg)
+    run_training(model, loader, optimizer, linear_schedule(optimizer, cfg.epochs * len(loader), 0.0), cfg.epochs)
+    with torch.no_grad():
+        b = [layer.lora_B["default"].weight.double().numpy() for layer in layers]
+    return {"B": b, "merged": paper_updates(model)}
+
+
+def _psd_root(k: np.ndarray) -> np.ndarray:
+    values, vectors = np.linalg.eigh((k + k.T) / 2)
+    return (vectors * np.sqrt(np.clip(values, 1e-8 * max(values.max(), 1e-300), None))) @ vectors.T
+
+
+def fitted_distance(
+    base,
+    rest: TextWindows,
+    rank: int,
+    merged: list[np.ndarray],
+    game: GameConfig,
+    rounds: int = FIT_ROUNDS,
+    relax: float = FIT_RELAX,
+) -> dict:
+    """The fitted secret-A attack on one release (its merged updates, paper layout): relative distance between the
+    release and the replay on ``rest`` after ``rounds`` refits of K (each moved ``relax`` times the way to the
+    least-squares fit: the plain refit converges slowly), with the distance after each replay."""
+    if rounds < 0 or not relax > 0:
+        raise ValueError(f"rounds must be >= 0 and relax > 0, got {rounds} and {relax}")
+    bases = [np.linalg.svd(w, full_matrices=False)[2][:rank] for w in merged]  # Q: (r, m), orthonormal rows
+    ks = [np.eye(rank) for _ in merged]
+    norm = math.sqrt(sum(float((w * w).sum()) for w in merged))
+    history = []
+    for round_ in range(rounds + 1):
+        roots = [_psd_root(k) for k in ks]
+        replay = replay_from(base, rest, rank, [r @ q for r, q in zip(roots, bases, strict=True)], game)
+        history.append(
+            math.sqrt(sum(float(((w - v) ** 2).sum()) for w, v in zip(merged, replay["merged"], strict=True))) / norm
+        )
+        if round_ == rounds:
+            break
+        for i, (w, q, root, b) in enumerate(zip(merged, bases, roots, replay["B"], strict=True)):
+            x = b @ np.linalg.inv(root)  # the replay's accumulated gradient step, in Q's coordinates (n x r)
+            ks[i] = ks[i] + relax * (np.linalg.lstsq(x, w @ q.T, rcond=None)[0] - ks[i])
+    return {"distance": history[-1], "history": history}
+
+
+def play(
+    work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: int = 0, rounds: int = FIT_ROUNDS
+) -> dict:
     """The game at one rank: distances in both worlds for the released-A and the secret-A adversary."""
     base = work.base()[0]
     finetune.check_method("lorafa", rank, base)
@@ -101,6 +184,8 @@ def play(work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: 
         world_out = release(base, rest, rank, seed, game)
         replay = release(base, rest, rank, seed, game)  # the adversary's own run with the released A
         blind = release(base, rest, rank, seed + BLIND_SEED_OFFSET, game)  # ... with an A' of its own
+        fit_in = fitted_distance(base, rest, rank, paper_updates(world_in["model"]), game, rounds)
+        fit_out = fitted_distance(base, rest, rank, paper_updates(world_out["model"]), game, rounds)
         rows.append(
             {
                 "target": x,
@@ -108,6 +193,10 @@ def play(work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: 
                 "known_out": float((world_out["B"] - replay["B"]).norm()),
                 "blind_in": float((world_in["merged"] - blind["merged"]).norm()),
                 "blind_out": float((world_out["merged"] - blind["merged"]).norm()),
+                "fitted_in": fit_in["distance"],
+                "fitted_out": fit_out["distance"],
+                "fitted_history_in": fit_in["history"],
+                "fitted_history_out": fit_out["history"],
             }
         )
     return summarize(rows, rank, perplexity(world_in["model"], prepared.validation, work.device), seed)
@@ -117,7 +206,7 @@ def summarize(rows: list[dict], rank: int, ppl: float, seed: int, resamples: int
     """AUC of "smaller distance = out" with bootstrap intervals, and the separation of the two worlds."""
     rng = np.random.default_rng([seed, rank, 6])
     out = {"rank": rank, "validation_perplexity": ppl, "targets": rows}
-    for arm in ("known", "blind"):
+    for arm in ARMS:
         d_in = np.array([r[f"{arm}_in"] for r in rows])
         d_out = np.array([r[f"{arm}_out"] for r in rows])
         # a signal is lower for members (``metrics``): minus the distance, since "in" moves the release away
@@ -131,15 +220,22 @@ def summarize(rows: list[dict], rank: int, ppl: float, seed: int, resamples: int
     return out
 
 
-def game_record(work: Runner, ranks: tuple[int, ...] = RANKS, game: GameConfig | None = None, seed: int = 0) -> dict:
+def game_record(
+    work: Runner,
+    ranks: tuple[int, ...] = RANKS,
+    game: GameConfig | None = None,
+    seed: int = 0,
+    rounds: int = FIT_ROUNDS,
+) -> dict:
     """The game at every rank, with how, where and when it was played."""
     game = game or GameConfig()
     start = time.perf_counter()
-    rows = [play(work, r, game, seed=seed) for r in ranks]
+    rows = [play(work, r, game, seed=seed, rounds=rounds) for r in ranks]
     return {
         "kind": "dp-game-lorafa",
         "rows": rows,
         "game": asdict(game),
+        "fit": {"rounds": rounds, "relax": FIT_RELAX},
         "dataset": "ptb",
         "seed": seed,
         "scale": work.scale.name,
@@ -172,10 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     for row in record["rows"]:
         print(
             f"r={row['rank']:>3}  ppl={row['validation_perplexity']:.1f}  "
-            + "  ".join(
-                f"{arm}: AUC {row[arm]['auc']['value']:.3f} separated={row[arm]['separated']}"
-                for arm in ("known", "blind")
-            )
+            + "  ".join(f"{arm}: AUC {row[arm]['auc']['value']:.3f} separated={row[arm]['separated']}" for arm in ARMS)
         )
 
 
