@@ -98,6 +98,7 @@ def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400
     from lorapriv_utils.mia.report import record_checksum
 
     included = canary.inclusion(m, seed=0)
+    config = canary.CanaryConfig(m, 50)
     records = []
     for k, (name, shift) in enumerate(shifts.items()):
         method, *rest = name.split("-")
@@ -108,12 +109,13 @@ def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400
         if sigma is not None:
             training |= {"noise_multiplier": sigma, "epsilon": certified if sigma >= 1 else None, "epsilon_rdp": None}
         rec = {
-            "audit": canary.canary_audit(scores, included, canary.CanaryConfig(m, 50)),
+            "audit": canary.canary_audit(scores, included, config),
             "scores": scores.tolist(),
             "included": included.tolist(),
             "validation_perplexity": 100.0 + k,
             "training": training,
             "manifest": {
+                "canary_config": dataclasses.asdict(config),
                 "cell": {"method": method, "rank": rank, "seed": 0},
                 "train_config": {"epochs": 16, "lr": 0.01, "batch_size": 16},
                 "model": {"n_embd": 64},
@@ -188,6 +190,10 @@ def test_the_audit_claim_fails_or_refuses_when_it_should(tiny_scale):
     other[1]["included"] = list(~np.asarray(other[1]["included"]))
     with pytest.raises(ValueError, match="share their canaries"):
         a5.audit_table(other, tiny_scale)
+    stale = audit_records(SHIFTS)
+    stale[0]["audit"]["epsilon_lower_bound"] += 0.1  # a bound from other code than today's
+    with pytest.raises(ValueError, match="full-s0: the stored audit is not what the bound computes now"):
+        a5.audit_table(stale, tiny_scale)
     with pytest.raises(ValueError, match="no audit named lora-r4-s0"):
         a5.audit_differences(leaky, [("lora-r4-s0", "full-s0")], tiny_scale)
 

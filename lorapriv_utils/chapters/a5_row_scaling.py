@@ -510,11 +510,18 @@ def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
 
 
 def _audited(records: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each record's canary scores and inclusion, by name; every audit must share one set of canaries."""
+    """Each record's canary scores and inclusion, by name; every audit must share one set of canaries, and its stored
+    counts and bound must be what the current code computes from its stored scores (else the record is stale)."""
+    from ..mia.canary import CanaryConfig, canary_audit
+
     out = {audit_name(r): (np.asarray(r["scores"], dtype=np.float64), np.asarray(r["included"], bool)) for r in records}
     first = next(iter(out.values()))[1]
     if any(not np.array_equal(inc, first) for _, inc in out.values()):
         raise ValueError("the audits do not share their canaries' inclusion: rerun them with one seed")
+    for record in records:
+        scores, included = out[audit_name(record)]
+        if canary_audit(scores, included, CanaryConfig(**record["manifest"]["canary_config"])) != record["audit"]:
+            raise ValueError(f"{audit_name(record)}: the stored audit is not what the bound computes now: {REGENERATE}")
     return out
 
 
@@ -705,6 +712,7 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
             next(r for r in records if r["manifest"]["cell"]["method"] == "rowscale")
         ),
         "audit_dp_one_certified": float(row.loc[names["dp_one"], "certified_eps_prv"]),
+        "audit_dp_implied_rdp": float(row.loc[names["dp_implied"], "certified_eps_rdp"]),
     }
     for short, name in names.items():
         numbers[f"audit_eps_{short}"] = float(row.loc[name, "eps_lower_bound"])
