@@ -177,12 +177,12 @@ audits = a5_row_scaling.load_audits()
 audit = a5_row_scaling.audit_table(audits, scale)
 display_table(audit.drop(columns="name"))
 
-# %% mystnb={"figure": {"caption": "The canary audit, one row per method: how well the loss drop separates included from excluded canaries (AUC with a 95% bootstrap interval over canaries; dashed: chance) and the epsilon that the one-run audit proves the training exceeds. Full fine-tuning is caught clearly; LoRA at rank 8, row-scaled LoRA and DP-SGD at \u00a75.1's multiplier leak alike and far less; LoRA's leakage grows with its rank; DP-SGD at sigma = 1 proves nothing (bound 0).", "name": "fig-a5-audit"}, "image": {"alt": "Two panels sharing one row per method. Left: canary AUC dots with interval bars; full fine-tuning near 0.93, LoRA rank 2 near 0.52, rank 8 and row-scaled rank 8 near 0.6, rank 32 near 0.72, DP-SGD at sigma 1 near 0.54 and at the small multiplier near 0.59. Right: bars of the epsilon lower bound, 2.7 for full fine-tuning, about 1 for rank 32, about 0.4 for rank 8 and row-scaled, 0.3 for DP-SGD at the small multiplier, none at sigma 1."}}
+# %% mystnb={"figure": {"caption": "The canary audit, one row per method: how well the loss drop separates included from excluded canaries (AUC with a 95% bootstrap interval over canaries; dashed: chance) and the epsilon that the one-run audit proves the training exceeds. Full fine-tuning is caught clearly; LoRA at rank 8, row-scaled LoRA and DP-SGD at \u00a75.1's multiplier leak alike and far less; LoRA's leakage grows with its rank; against DP-SGD at sigma = 1 the audit proves nothing (bound 0).", "name": "fig-a5-audit"}, "image": {"alt": "Two panels sharing one row per method. Left: canary AUC dots with interval bars; full fine-tuning near 0.93, LoRA rank 2 near 0.52, rank 8 and row-scaled rank 8 near 0.6, rank 32 near 0.72, DP-SGD at sigma 1 near 0.54 and at the small multiplier near 0.59. Right: bars of the epsilon lower bound, 2.7 for full fine-tuning, about 1 for rank 32, about 0.4 for rank 8 and row-scaled, 0.3 for DP-SGD at the small multiplier, none at sigma 1."}}
 audit_fig = plots.audit_plot(audit)
 
 # %% [markdown]
-# The comparisons behind the verdict, each a difference of canary AUCs with a paired bootstrap
-# interval (the same resampled canaries for both audits):
+# The comparisons behind the verdict and the page, each a difference of canary AUCs (`audit`
+# minus `minus`) with a paired bootstrap interval (the same resampled canaries for both audits):
 
 # %%
 audit_diffs = a5_row_scaling.audit_differences(audits, a5_row_scaling.audit_pairs(audits), scale)

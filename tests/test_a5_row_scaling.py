@@ -118,7 +118,7 @@ def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400
                 "canary_config": dataclasses.asdict(config),
                 "cell": {"method": method, "rank": rank, "seed": 0},
                 "train_config": {"epochs": 16, "lr": 0.01, "batch_size": 16},
-                "model": {"n_embd": 64},
+                "model": {"n_embd": 64, "n_layer": 2},
                 "config": {"engine": {"rowscale": {"delta": 0.5}}},
             },
         }
@@ -155,15 +155,18 @@ def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale)
     full = table.set_index("name").loc["full-s0"]
     assert full["canary_auc"] > 0.9 and full["eps_lower_bound"] > 1
     diffs = a5.audit_differences(loaded, a5.audit_pairs(loaded), tiny_scale)
-    assert diffs["audit"].tolist()[2] == "rowscale-r8-s0" and diffs["minus"].tolist()[2] == "dpsgd-r8-s0-z0.0340207"
+    assert diffs["comparison"].tolist()[2] == "rowscale_dp" and diffs["minus"].tolist()[2] == "dpsgd-r8-s0-z0.0340207"
     assert (diffs["low"] <= diffs["difference"]).all() and (diffs["difference"] <= diffs["high"]).all()
     assert diffs["high"].iloc[0] < 0 and diffs["low"].iloc[2] < 0 < diffs["high"].iloc[2]
     claim = a5.audit_claim(table, diffs, loaded, tiny_scale)
     assert claim.verdict == "qualified"  # robust next to full, like DP-SGD at a multiplier that certifies nothing
     failed = {c.name.split(":")[0] for c in claim.checks if not c.passed}
-    assert any("meaningful epsilon" in name for name in failed)
+    assert any("meaningful epsilon" in name for name in failed) and any("within 0.05" in name for name in failed)
+    assert [c.role for c in claim.checks[:2]] == ["instrument", "instrument"]
     numbers = a5.audit_numbers(table, diffs, loaded)
     assert numbers["a5_row_scaling_audit_canaries"] == 400 and numbers["a5_row_scaling_audit_eps_full"] > 1
+    assert numbers["a5_row_scaling_audit_ppl_full"] == 100.0 and numbers["a5_row_scaling_audit_rows"] == 192
+    assert numbers["a5_row_scaling_audit_implied_z_joint"] == 0.0241  # n = 2 layers x 192 rows
     from lorapriv_utils import plots
 
     assert len(plots.audit_plot(table).axes) == 2
@@ -195,7 +198,11 @@ def test_the_audit_claim_fails_or_refuses_when_it_should(tiny_scale):
     with pytest.raises(ValueError, match="full-s0: the stored audit is not what the bound computes now"):
         a5.audit_table(stale, tiny_scale)
     with pytest.raises(ValueError, match="no audit named lora-r4-s0"):
-        a5.audit_differences(leaky, [("lora-r4-s0", "full-s0")], tiny_scale)
+        a5.audit_differences(leaky, {"x": ("lora-r4-s0", "full-s0")}, tiny_scale)
+    weak = audit_records({**SHIFTS, "full": 0.1})  # an audit that cannot catch full fine-tuning judges nothing
+    table = a5.audit_table(weak, tiny_scale)
+    claim = a5.audit_claim(table, a5.audit_differences(weak, a5.audit_pairs(weak), tiny_scale), weak, tiny_scale)
+    assert claim.verdict == "not testable here" and "too weak" in claim.summary
 
 
 def test_one_sample_noise_verdict(tiny_scale):
