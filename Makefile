@@ -27,7 +27,7 @@ help:
 	@echo "make results-a6    recompute §6's committed results (about 2.5 hours on one core; resumable)"
 	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (about 30 minutes; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
-	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about 10 minutes)"
+	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about an hour)"
 	@echo "make results-b3    recompute DP-SGD on four weight sets at four noise multipliers (about 15 minutes; resumable)"
 	@echo "make bench         performance ratios, measured side by side"
 

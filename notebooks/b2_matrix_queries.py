@@ -119,10 +119,15 @@ display_table(inits)
 # training's only randomness. For each of 16 candidate texts $x$, the release is trained either
 # with $x$ ("in") or without it ("out"), and the adversary, who knows the other texts and the
 # recipe, replays training without $x$. With $A$ released it replays with that $A$ and measures
-# how far the release's $B$ lies from its replay's; kept secret, it can only replay with an $A'$
-# of its own and compare the merged updates $BA$. The run is committed
-# (`results/published/whitebox/`, `make results-b2`, about ten minutes on 2 cores) and loaded
-# here with its checksum verified.
+# how far the release's $B$ lies from its replay's. With $A$ kept secret it sees only the merged
+# updates $BA$, and two adversaries are played: a naive one replays with an $A'$ of its own
+# (`secret_A_*`), a fitted one (`fitted_*`) reads $A$'s row space off $BA$ (its top right
+# singular vectors $Q$), writes the unknown $A$ as $K^{1/2}Q$, and alternates replays on the
+# other texts with least-squares refits of $K$ to the release (five refits), then measures the
+# relative distance left: in the "out" world a $K$ that reproduces the release exists, in the
+# "in" world the target's gradient is missing. The run is committed
+# (`results/published/whitebox/`, `make results-b2`, about an hour on 2 cores) and loaded here
+# with its checksum verified.
 
 # %%
 game, game_record = b2_matrix_queries.load_game(scale.name)

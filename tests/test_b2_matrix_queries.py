@@ -42,7 +42,7 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
 
     from lorapriv_utils.mia.report import record_checksum
 
-    def row(rank, separated):
+    def row(rank, separated, fitted=True):
         return {
             "rank": rank,
             "validation_perplexity": 100.0,
@@ -59,27 +59,46 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
                 "min_in": 0.9,
                 "separated": False,
             },
+            "fitted": {
+                "auc": {"value": 1.0 if fitted else 0.7, "low": 0.6, "high": 1.0},
+                "max_out": 0.01,
+                "min_in": 0.09 if fitted else 0.005,
+                "separated": fitted,
+            },
         }
 
     scale = dataclasses.replace(tiny_scale, attack_trials=50)
     attacks = b2.attack_table([(32, 8, 4, 4, "outer")], scale)
     growth = b2.audit_growth((32, 8, 4, 4, "outer"), [50], scale)
     residuals = b2.residual_table((32, 8, 4, 4, "outer"), 20, scale)
-    for separated, verdict in ((True, "holds"), (False, "fails")):
-        record = {"rows": [row(1, True), row(8, separated)], "game": {"texts": 10, "steps": 2}, "wall_seconds": 60}
+    cases = ((True, True, "holds"), (False, True, "fails"), (True, False, "holds"), (True, None, "qualified"))
+    for separated, fitted, verdict in cases:
+        record = {
+            "rows": [row(1, True, fitted is not None), row(8, separated, bool(fitted))],
+            "game": {"texts": 10, "steps": 2},
+            "fit": {"rounds": 5, "relax": 1.5},
+            "wall_seconds": 60,
+        }
         record["checksum"] = record_checksum(record)
         path = tmp_path / "game.json"
         path.write_text(json.dumps(record))
         game, loaded = b2.load_game("cpu-small", path)
         assert list(game["r"]) == [1, 8] and game["released_A_auc_95"].iloc[0] == "[0.90, 1.00]"
         shape = b2.shape_table(game, loaded)
-        assert len(shape) == len(b2.PAPER_B_CIFAR) + 4 and "10 texts, 2 full-batch" in shape["model and data"].iloc[-1]
-        assert [c.passed for c in b2.game_checks(game)] == [True, separated]
-        assert b2.game_numbers(game, loaded)["b2_matrix_queries_game_minutes"] == 1
+        assert len(shape) == len(b2.PAPER_B_CIFAR) + 6 and "10 texts, 2 full-batch" in shape["model and data"].iloc[-1]
+        assert [c.passed for c in b2.game_checks(game)] == [True, separated, fitted is not None]
+        numbers = b2.game_numbers(game, loaded)
+        assert numbers["b2_matrix_queries_game_minutes"] == 1
+        assert numbers["b2_matrix_queries_game_fitted_separated"] == (fitted is not None) + bool(fitted)
         claims = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale, game)}
         assert claims["B-2.lora-not-private"].verdict == verdict
         assert claims["A-v8.dp-by-design"].verdict == "fails"
         assert "trained with LoRA-FA" in claims["A-v8.dp-by-design"].summary
+    old = {**record, "rows": [{k: v for k, v in r.items() if k != "fitted"} for r in record["rows"]]}
+    del old["checksum"]
+    path.write_text(json.dumps({**old, "checksum": record_checksum(old)}))
+    with pytest.raises(ValueError, match="predates the fitted"):
+        b2.load_game("cpu-small", path)
     path.write_text(json.dumps({**record, "checksum": "0"}))
     with pytest.raises(ValueError, match="checksum"):
         b2.load_game("cpu-small", path)
