@@ -46,7 +46,7 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         return {
             "rank": rank,
             "validation_perplexity": 100.0,
-            "targets": [{}] * 4,
+            "targets": [{"fitted_history_in": [1.0, 0.5], "fitted_history_out": [1.0, 0.2 * rank]}] * 4,
             "known": {
                 "auc": {"value": 1.0 if separated else 0.9, "low": 0.9, "high": 1.0},
                 "max_out": 0.0,
@@ -77,6 +77,7 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
             "rows": [row(1, True, fitted is not None), row(8, separated, bool(fitted))],
             "game": {"texts": 10, "steps": 2},
             "fit": {"rounds": 5, "relax": 1.5},
+            "base": {"spec": {"n_embd": 64, "n_layer": 2}},
             "wall_seconds": 60,
         }
         record["checksum"] = record_checksum(record)
@@ -90,9 +91,16 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         numbers = b2.game_numbers(game, loaded)
         assert numbers["b2_matrix_queries_game_minutes"] == 1
         assert numbers["b2_matrix_queries_game_fitted_separated"] == (fitted is not None) + bool(fitted)
+        assert (
+            numbers["b2_matrix_queries_game_fitted_peak"] == 1.6
+            and numbers["b2_matrix_queries_game_fitted_peak_rank"] == 8
+        )
+        assert numbers["b2_matrix_queries_game_fitted_free_per_layer"] == 36
         claims = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale, game)}
         assert claims["B-2.lora-not-private"].verdict == verdict
         assert claims["A-v8.dp-by-design"].verdict == "fails"
+        fitted_check = claims["A-v8.dp-by-design"].checks[-1]
+        assert "where DP needs none" in fitted_check.name and fitted_check.passed == (fitted is None)
         assert "trained with LoRA-FA" in claims["A-v8.dp-by-design"].summary
     old = {**record, "rows": [{k: v for k, v in r.items() if k != "fitted"} for r in record["rows"]]}
     del old["checksum"]

@@ -17,12 +17,14 @@ trained on D' + {x} ("in") or on D' ("out").
 * **A kept secret, fitted.**  The merged update of a layer, B A, has A's row space, and the trajectory of
   B A depends on A only through A^T A = Q^T K Q (Q an orthonormal basis of that row space, K = M^T M for
   A = M Q; B starts at 0, the LoRA scaling is 1).  The adversary reads Q off the release (its top r right
-  singular vectors), starts from K = I (the mean of K's law) and alternates: replay training on D' with
-  A' = K^{1/2} Q; since the replay's B equals X K^{1/2} with X the replay's accumulated gradient, times
-  -lr, in the row-space coordinates, refit K by least squares to the release's B A Q^T = X K (over-relaxed);
-  repeat.  In the "out" world a K that reproduces the release exists (the true one); in the "in" world the
-  target's gradient is missing from X, and the remaining distance tells the worlds apart.  This is paper B's
-  matrix-case argument (chapter b2, M recovered from the other columns) on a trained model.
+  singular vectors), starts from K = I and alternates: replay training on D' with A' = K^{1/2} Q; since the
+  replay's B equals X K^{1/2} with X the replay's accumulated gradient, times -lr, in the row-space
+  coordinates, refit K by least squares to the release's B A Q^T = X K (over-relaxed); repeat.  In the "out"
+  world a K that reproduces the release exists (the true one); in the "in" world the target's gradient is missing
+  from X, and the remaining distance tells the worlds apart.  This is paper B's matrix-case argument (chapter
+  b2, M recovered from the other columns) on a trained model.  The start K = I is not K's typical size:
+  trace K = ||A||_F^2 is about m (the input width) for A's N(0, 1/r) entries, so K is about (m/r) I and the
+  start is m/r times too small, a handicap at small rank (to fix at the game's next run).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def release(base, windows: TextWindows, rank: int, a_seed: int, game: GameConfig
 
 
 def paper_updates(model) -> list[np.ndarray]:
-    """Each adapted layer's merged update B A in paper A's layout (n x m: rows of the layer's input width), float64."""
+    """Each adapted layer's merged update B A (output width x input width, with LoRA's scaling), float64."""
     with torch.no_grad():
         return [
             (layer.lora_B["default"].weight @ layer.lora_A["default"].weight).double().numpy()
@@ -111,6 +113,8 @@ def replay_from(base, windows: TextWindows, rank: int, starts: list[np.ndarray],
     cfg = TrainConfig(epochs=game.steps, lr=game.lr, batch_size=len(windows.ids), seed=0, optimizer="sgd")
     model, params, _ = finetune.prepare(copy.deepcopy(base), "lorafa", rank, cfg.seed)
     layers = finetune.lora_layers(model)
+    if any(layer.scaling["default"] != 1 for layer in layers):
+        raise ValueError("the fitted attack assumes LoRA's scaling is 1 (lora_alpha = r); the refit ignores it")
     if len(starts) != len(layers) or any(
         a.shape != tuple(x.lora_A["default"].weight.shape) for a, x in zip(starts, layers, strict=True)
     ):
