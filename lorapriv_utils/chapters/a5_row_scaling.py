@@ -613,12 +613,17 @@ AUDIT_PAIRS = {  # name: (audit, minus), for the claim and the page; {implied}: 
 EQUIVALENCE_MARGIN = 0.05  # canary AUC: "mimics" read as both ends of the interval within this of DP-SGD's
 
 
-def audit_pairs(records: list[dict]) -> dict[str, tuple[str, str]]:
-    """:data:`AUDIT_PAIRS` with DP-SGD at §5.1's multiplier named as its record is."""
+def _rowscale_record(records: list[dict]) -> dict:
+    """The row-scaled audit, whose training sets §5.1's multiplier."""
     rowscale = [r for r in records if r["manifest"]["cell"]["method"] == "rowscale"]
     if not rowscale:
         raise ValueError(f"no row-scaled audit among the records: {REGENERATE}")
-    implied = implied_multiplier(rowscale[0])
+    return rowscale[0]
+
+
+def audit_pairs(records: list[dict]) -> dict[str, tuple[str, str]]:
+    """:data:`AUDIT_PAIRS` with DP-SGD at §5.1's multiplier named as its record is."""
+    implied = implied_multiplier(_rowscale_record(records))
     return {key: (a.format(implied=implied), b.format(implied=implied)) for key, (a, b) in AUDIT_PAIRS.items()}
 
 
@@ -629,7 +634,7 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
     row = table.set_index("name")
     diff = {(r.audit, r.minus): r for r in diffs.itertuples()}
     pairs = audit_pairs(records)
-    implied = implied_multiplier(next(r for r in records if r["manifest"]["cell"]["method"] == "rowscale"))
+    implied = implied_multiplier(_rowscale_record(records))
     dp_implied, dp_one = pairs["rowscale_dp"][1], pairs["rowscale_dp_one"][1]
     certified = float(row.loc[dp_one, "certified_eps_prv"])
     rdp_implied = row.loc[dp_implied, "certified_eps_rdp"]
@@ -725,7 +730,7 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
     names = {"full": "full-s0", "lora": "lora-r8-s0", "rowscale": "rowscale-r8-s0"}
     names |= {"dp_implied": pairs["rowscale_dp"][1], "dp_one": pairs["rowscale_dp_one"][1]}
     names |= {"lora2": "lora-r2-s0", "lora32": "lora-r32-s0"}
-    rowscale = next(r for r in records if r["manifest"]["cell"]["method"] == "rowscale")
+    rowscale = _rowscale_record(records)
     numbers = {
         "audit_canaries": int(row["canaries"].iloc[0]),
         "audit_guesses": int(row["guesses"].iloc[0]),
