@@ -56,3 +56,17 @@ def test_the_scale_module_imports_no_torch():
 
     code = "import sys, lorapriv_utils.scale; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_part_caps_cap_long_text_corpora_only():
+    large = scale.SCALES["cpu-large"].engine
+    assert large.datasets == ("ptb", "enron", "pubmed")  # paper A's three corpora, from a data folder
+    assert large.texts_per_part("ptb") == large.max_texts_per_part
+    assert large.texts_per_part("enron") < large.max_texts_per_part
+    assert large.texts_per_part("pubmed") < large.max_texts_per_part
+    assert (
+        scale.SCALES["cpu-small"].engine.texts_per_part("enron") == scale.SCALES["cpu-small"].engine.max_texts_per_part
+    )
+    assert scale.SCALES["paper"].engine.texts_per_part("pubmed") is None  # the paper scale keeps every text
+    with pytest.raises(ValueError, match="part_caps"):
+        scale.EngineScale(model=scale.ModelSpec(), dense=large.dense, lora=large.lora, part_caps=(("enron", 0),))

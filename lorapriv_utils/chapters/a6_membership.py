@@ -679,8 +679,8 @@ def part_texts(dataset: str, seed: int, scale: Scale, hashes: dict) -> dict[str,
     engine = scale.engine
     split = data.split_corpus(data.load_corpus(dataset, seed=seed, synthetic_count=engine.synthetic_count), seed)
     texts = {
-        "members": split.members[: engine.max_texts_per_part],
-        "nonmembers": split.nonmembers[: engine.max_texts_per_part],
+        "members": split.members[: engine.texts_per_part(dataset)],
+        "nonmembers": split.nonmembers[: engine.texts_per_part(dataset)],
     }
     for part, values in texts.items():
         if data.texts_digest(values) != hashes[part]:

@@ -174,7 +174,7 @@ def prepare_dataset(
 ) -> PreparedData:
     corpus = data_mod.load_corpus(name, data_dir=data_dir, hub=hub, seed=seed, synthetic_count=engine.synthetic_count)
     split = data_mod.split_corpus(corpus, seed)
-    cap, vcap = engine.max_texts_per_part, engine.max_validation_texts
+    cap, vcap = engine.texts_per_part(name), engine.max_validation_texts
     parts = {
         "members": split.members[:cap],
         "auxiliary": split.auxiliary[:cap],
