@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-b1 results-b2 results-b3 lock clean
+.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -25,6 +25,7 @@ help:
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (about 2.5 hours on one core; resumable)"
+	@echo "make results-a6-large  recompute §6's grid at cpu-large on PTB, Enron, PubMed (about 100 minutes on 2 cores; DATA_DIR=../shared/data)"
 	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (about 30 minutes; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about an hour)"
@@ -78,6 +79,16 @@ results-a6: $(STAMP)
 	for lr in 1e-5 3e-6; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --datasets ptb --lr $$lr --out results/published; done
 	for lr in 3e-4 1e-3; do $(BIN)/python -m lorapriv_utils frontier --methods lora --ranks 8,16 --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
+
+# Table 1's grid at the larger CPU scale on the three real corpora (one seed), as two one-thread shards:
+# Enron and PubMed are read from DATA_DIR (never copied into the repository).
+DATA_DIR ?= ../shared/data
+results-a6-large: $(STAMP)
+	LORAPRIV_SCALE=cpu-large $(BIN)/python -c "from lorapriv_utils.mia.models import pretrained_base; from lorapriv_utils.scale import current_scale; pretrained_base(current_scale(), progress=True)"
+	pids=""; for i in 0 1; do \
+	  $(BIN)/python -m lorapriv_utils run --scale cpu-large --methods full,adapter,lora --ranks 8,16 --seeds 0 \
+	    --data-dir $(DATA_DIR) --out results/published --shard $$i/2 --threads 1 & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
 
 AUDIT = LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils audit --datasets ptb --canaries 800 --guesses 100 --epochs 16 --out results/published
 

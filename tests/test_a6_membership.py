@@ -55,6 +55,36 @@ def test_table1_comparison_puts_the_papers_numbers_beside_ours():
     assert (pubmed["our data"] == "not run at this scale").all() and pubmed["AUC ours"].isna().all()
 
 
+def _larger_summary(lora_r8_auc: float) -> pd.DataFrame:
+    rows = [("enron", "full", 30.0, 0.80), ("enron", "adapter", 32.0, 0.70), ("enron", "lora-r16", 34.0, 0.62)]
+    rows += [("enron", "lora-r8", 35.0, lora_r8_auc)]
+    frame = pd.DataFrame(rows, columns=["dataset", "variant", "ppl", "auc"])
+    return frame.assign(tpr1=0.05, tpr001=np.nan, nonmembers=300)
+
+
+def test_the_real_corpus_replaces_its_stand_in_where_a_scale_runs_it():
+    out = a6.table1_comparison(_larger_summary(0.6), SCALES[a6.LARGER])
+    enron = out[(out["paper dataset"] == "Enron") & (out["method"] == "LoRA r=8")].iloc[0]
+    assert enron["our data"] == a6.DATASETS["enron"] and enron["AUC ours"] == 60.0 and enron["scale"] == "cpu-large"
+    assert (out[out["paper dataset"] == "PTB"]["our data"] == "not run at this scale").all()
+
+
+def test_larger_scale_checks_are_caveats_that_can_fail():
+    passing = a6.larger_scale_checks(_larger_summary(0.6))
+    assert set(passing) == {"A-6.adapter", "A-6.lora", "A-6.rank"}
+    assert all(c.role == "caveat" and c.name.startswith("cpu-large, enron") for v in passing.values() for c in v)
+    assert all(c.passed for c in passing["A-6.adapter"] + passing["A-6.rank"])
+    # LoRA r=8 above r=16 and within 0.05 of adapter fine-tuning: the rank and 'considerably' caveats fail
+    failing = a6.larger_scale_checks(_larger_summary(0.68))
+    assert not next(c for c in failing["A-6.rank"] if "AUC r=8 below r=16" in c.name).passed
+    assert not next(c for c in failing["A-6.lora"] if "r=8: AUC at least 0.05 below adapter" in c.name).passed
+    text = a6.larger_scale_summary(_larger_summary(0.6))
+    assert text.startswith("cpu-large (one seed): enron: AUC full fine-tuning 0.800 (PPL 30)")
+    numbers = a6.larger_numbers(_larger_summary(0.6))
+    assert numbers["a6_membership_large_enron_lorar8_auc"] == 0.6
+    assert numbers["a6_membership_large_enron_nonmembers"] == 300
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     root = tmp_path_factory.mktemp("book")
@@ -114,6 +144,11 @@ def test_the_chapter_on_tiny_results(results):
     assert base["synthetic-email"] == pytest.approx(points[points["epoch"] == 0]["ppl"].iloc[0], rel=1e-3)
     claims = a6.claims(summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE)
     assert {c.claim_id for c in claims} == registered(a6.KEY) - {"A-6.table1"}
+    larger = a6.claims(
+        summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE, larger=summary
+    )
+    added = {c.claim_id: len(c.checks) - len(d.checks) for c, d in zip(larger, claims, strict=True)}
+    assert added["A-6.attribution"] == 0 and all(added[k] > 0 for k in ("A-6.adapter", "A-6.lora", "A-6.rank"))
     assert all(c.verdict in ("holds", "fails", "qualified", "not testable here") for c in claims)
     assert all(math.isfinite(check.measured) for c in claims for check in c.checks)  # unmeasured: left out
     numbers = a6.key_numbers(summary, {"full": matched, "adapter": versus_adapter}, trends, base)

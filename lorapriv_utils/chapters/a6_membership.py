@@ -35,8 +35,19 @@ FRONTIER_COMMAND = (
     "python -m lorapriv_utils frontier --out results/published, and the same with --methods full,adapter and "
     "--lr 1e-4, then --lr 3e-5 (the dense methods' lower rates); `make results-a6` runs everything"
 )
-DATASETS = {"ptb": "Penn Treebank", "synthetic-email": "synthetic e-mails"}
-PAPER_DATASET = {"ptb": "PTB", "synthetic-email": "Enron"}  # the paper's dataset each of ours stands in for
+DATASETS = {
+    "ptb": "Penn Treebank",
+    "synthetic-email": "synthetic e-mails",
+    "enron": "Enron sample (enron1, ham)",
+    "pubmed": "PubMed sample (PubMedQA)",
+}
+# Our corpora for each of the paper's, in order of preference: the real one where a scale runs it, else the stand-in.
+PAPER_SOURCES = {"PTB": ("ptb",), "Enron": ("enron", "synthetic-email"), "PubMed": ("pubmed",)}
+LARGER = "cpu-large"  # the larger CPU scale: Table 1's grid on the three real corpora, one seed
+LARGER_COMMAND = (
+    "python -m lorapriv_utils run --scale cpu-large --methods full,adapter,lora --ranks 8,16 --seeds 0 "
+    "--data-dir ../shared/data --out results/published (`make results-a6-large`)"
+)
 
 # Paper A, Table 1 (GPT-2 117M, 20 epochs): perplexity, AUC (%), TPR (%) at FPR 1% and 0.01%.
 PAPER_TABLE1 = pd.DataFrame(
@@ -149,7 +160,8 @@ def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     """Paper A's Table 1 beside ours, dataset by dataset and metric by metric (AUC and TPR in %)."""
     rows = []
     for _, paper in PAPER_TABLE1.iterrows():
-        ours_name = next((k for k, v in PAPER_DATASET.items() if v == paper["dataset"]), None)
+        present = set(summary["dataset"])
+        ours_name = next((k for k in PAPER_SOURCES[paper["dataset"]] if k in present), None)
         mine = summary[(summary["dataset"] == ours_name) & (summary["variant"] == paper["variant"])]
         row = {
             "paper dataset": paper["dataset"],
@@ -390,6 +402,64 @@ def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
+def larger_scale_checks(larger: pd.DataFrame, scale_name: str = LARGER) -> dict[str, list[Check]]:
+    """Table 1's direction checks on the larger CPU scale's grid, as caveats of A-6.adapter, A-6.lora and
+    A-6.rank: the same comparisons as the default scale's core checks, on the real corpora with a larger
+    model (one seed, so no spread over seeds)."""
+
+    def mean(d: str, v: str, column: str) -> float:
+        return _mean(larger, d, v, column)
+
+    out: dict[str, list[Check | None]] = {"A-6.adapter": [], "A-6.lora": [], "A-6.rank": []}
+    for d in dict.fromkeys(larger["dataset"]):
+        tag = f"{scale_name}, {d}"
+        out["A-6.adapter"] += [
+            _bound(
+                f"{tag}: PPL adapter >= PPL full", mean(d, "adapter", "ppl"), mean(d, "full", "ppl"), ">=", "caveat"
+            ),
+            _bound(f"{tag}: AUC adapter <= AUC full", mean(d, "adapter", "auc"), mean(d, "full", "auc"), role="caveat"),
+        ]
+        for r in (8, 16):
+            v = f"lora-r{r}"
+            out["A-6.lora"] += [
+                _bound(
+                    f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's",
+                    mean(d, v, "auc"),
+                    mean(d, "full", "auc") - CONSIDERABLE,
+                    role="caveat",
+                ),
+                _bound(
+                    f"{tag}, r={r}: AUC at least {CONSIDERABLE} below adapter's",
+                    mean(d, v, "auc"),
+                    mean(d, "adapter", "auc") - CONSIDERABLE,
+                    role="caveat",
+                ),
+                _bound(
+                    f"{tag}, r={r}: PPL at most {SLIGHT} times full's",
+                    mean(d, v, "ppl") / mean(d, "full", "ppl"),
+                    SLIGHT,
+                    role="caveat",
+                ),
+            ]
+        out["A-6.rank"] += [
+            _bound(f"{tag}: AUC r=8 below r=16", mean(d, "lora-r8", "auc"), mean(d, "lora-r16", "auc"), role="caveat"),
+            _bound(f"{tag}: PPL r=8 above r=16", mean(d, "lora-r8", "ppl"), mean(d, "lora-r16", "ppl"), ">=", "caveat"),
+        ]
+    return {claim: [c for c in checks if c is not None] for claim, checks in out.items()}
+
+
+def larger_scale_summary(larger: pd.DataFrame, scale_name: str = LARGER) -> str:
+    """One sentence of the larger scale's numbers, for the summaries of the claims it adds caveats to."""
+    parts = []
+    for d in dict.fromkeys(larger["dataset"]):
+        values = ", ".join(
+            f"{label(v)} {_mean(larger, d, v, 'auc'):.3f} (PPL {_mean(larger, d, v, 'ppl'):.4g})"
+            for v in ("full", "adapter", "lora-r16", "lora-r8")
+        )
+        parts.append(f"{d}: AUC {values}")
+    return f"{scale_name} (one seed): " + "; ".join(parts)
+
+
 def claims(
     summary: pd.DataFrame,
     matched: dict[str, pd.DataFrame],
@@ -397,11 +467,14 @@ def claims(
     rmatched: pd.DataFrame,
     base_ppl: dict[str, float],
     scale: Scale,
+    larger: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``matched`` holds
     :func:`matched_frame` against full fine-tuning (key ``"full"``) and against adapter fine-tuning
-    (``"adapter"``).  Table 1's own numbers are registered as not testable here (no GPT-2 117M weights,
-    no hub data).  A check whose value is not measured is left out, never counted as failed."""
+    (``"adapter"``).  ``larger``, the larger CPU scale's :func:`grid_summary`, adds Table 1's direction
+    checks on the real corpora as caveats (:func:`larger_scale_checks`).  Table 1's own numbers are
+    registered as not testable here (no GPT-2 117M weights, no hub data).  A check whose value is not
+    measured is left out, never counted as failed."""
     datasets = list(dict.fromkeys(summary["dataset"]))
     vs_full, vs_adapter = matched["full"], matched["adapter"]
 
@@ -583,7 +656,7 @@ def claims(
             ]
     out.append(
         Claim(
-            claim_id="A-6.attribution",
+            claim_id="A-6.attribution",  # the frontier is run at the default scale only
             scale=scale.name,
             checks=[c for c in checks if c is not None],
             summary="; ".join(
@@ -609,7 +682,31 @@ def claims(
             "references that drew their own A made the attack on LoRA a little weaker.",
         )
     )
+    if larger is not None and len(larger):
+        extra, sentence = larger_scale_checks(larger), larger_scale_summary(larger)
+        for claim in out:
+            if claim.claim_id in extra:
+                claim.checks += extra[claim.claim_id]
+                claim.summary += f". At {sentence}"
+                claim.note += (
+                    f" Caveats named {LARGER}: the same comparisons under Table 1's protocol at the larger CPU scale "
+                    "(a 4-layer GPT-2 of width 128 on Penn Treebank and the real Enron and PubMed samples, one seed)."
+                )
     return out
+
+
+def larger_numbers(larger: pd.DataFrame) -> dict[str, float]:
+    """The larger scale's numbers that the chapter's text quotes (glued by the notebook), keyed large_*."""
+    numbers = {}
+    for d in dict.fromkeys(larger["dataset"]):
+        for v in ("full", "adapter", "lora-r8", "lora-r16"):
+            tag = f"large_{d}_{v.replace('-', '')}"
+            numbers[f"{tag}_auc"] = _mean(larger, d, v, "auc")
+            numbers[f"{tag}_ppl"] = _mean(larger, d, v, "ppl")
+        numbers[f"large_{d}_nonmembers"] = _mean(larger, d, "full", "nonmembers")
+    perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
+    others = {k: v for k, v in numbers.items() if k not in perplexities}
+    return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
 
 
 def key_numbers(
@@ -659,6 +756,9 @@ __all__ = [
     "grid_frame",
     "grid_summary",
     "key_numbers",
+    "larger_numbers",
+    "larger_scale_checks",
+    "larger_scale_summary",
     "load_frontier",
     "load_grid",
     "matched_frame",
