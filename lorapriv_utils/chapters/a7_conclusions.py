@@ -1,0 +1,167 @@
+"""Paper A, section 7: its two concluding claims, judged by the checks of the claims they summarise.
+
+Section 7 measures nothing new: it restates sections 3 to 6 in broader words.  So its verdicts are
+not computed from new numbers but from the evidence already in the ledger.  Each concluding claim is
+read as a conjunction of earlier ones (:data:`READINGS`): every check whose name matches a pattern of
+a source claim is carried over, with the role the reading gives it, its name prefixed by the source
+claim, and its measured value, reference and outcome unchanged.  The verdict then follows the ledger's
+usual rule (:func:`lorapriv_utils.ledger.verdict_from`), and it moves when a source chapter's
+numbers move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from ..ledger import EVIDENCE_ROLES, Check, Claim
+
+KEY = "a7_conclusions"
+EVIDENCE = tuple(EVIDENCE_ROLES)  # a qualifying part carries its source's caveats too
+
+
+@dataclass(frozen=True)
+class Part:
+    """Checks of one source claim that stand for one part of a concluding claim.
+
+    ``source``: the claim whose checks are carried over; ``contains``: the checks kept are those whose name
+    contains one of these strings (empty: every evidence check); ``source_roles``: the roles they had
+    there; ``role``: the role they take here; ``meaning``: what the part says, in the concluding claim's
+    words.
+    """
+
+    source: str
+    role: str
+    meaning: str
+    contains: tuple[str, ...] = ()
+    source_roles: tuple[str, ...] = ("core",)
+
+
+# "The dynamics of low-rank adaptation approximate those of DP-SGD with a fixed noise scale": the noise is
+# Gaussian-like (A-3.1-normal, A-4.2), of DP-SGD's structure (A-3.structure), and its scale matches a
+# DP-SGD multiplier fixed in advance (A-5.1-z).  The frozen-A dynamics it starts from (A-2.eq9) and the
+# audit's resemblance (A-5.1-equivalence) are its qualifications.
+# "Informal privacy for the fine-tuning data ... while only slightly affecting utility": LoRA less
+# exposed than full fine-tuning at equal utility (A-6.attribution), with a slight utility cost under
+# Table 1's protocol (A-6.lora's utility checks).
+READINGS: dict[str, tuple[Part, ...]] = {
+    "A-7.approximates": (
+        Part("A-3.1-normal", "core", "the injected noise is close to Gaussian"),
+        Part("A-4.2", "core", "its distance to the Gaussian falls as Lemma 4.2 says"),
+        Part("A-3.structure", "core", "its structure is DP-SGD's (full rank, not scaled by the gradient)"),
+        Part("A-5.1-z", "core", "its scale is a DP-SGD noise multiplier that section 5.1's formula fixes"),
+        Part("A-2.eq9", "caveat", "the frozen-A dynamics the argument starts from", source_roles=EVIDENCE),
+        Part(
+            "A-5.1-equivalence",
+            "caveat",
+            "an audit cannot tell row-scaled LoRA from DP-SGD at that multiplier",
+            source_roles=EVIDENCE,
+        ),
+    ),
+    "A-7.informal-privacy": (
+        Part(
+            "A-6.attribution",
+            "core",
+            "LoRA is less exposed to membership inference than full fine-tuning at equal perplexity",
+            contains=("AUC LoRA - full below 0",),
+            source_roles=("caveat",),
+        ),
+        Part(
+            "A-6.lora",
+            "caveat",
+            "the utility cost is slight",
+            contains=("PPL at most", "recovers at least half"),
+            source_roles=("caveat",),
+        ),
+    ),
+}
+
+
+# What each reading leaves out, said in the claim's note.
+UNTESTED = {
+    "A-7.approximates": "The reading takes 'approximate' at the strength of the sections it summarises; a looser "
+    "reading (the update is perturbed at random) is true of LoRA but says nothing about privacy.",
+    "A-7.informal-privacy": "'Informal privacy' is read as lower membership-inference exposure, measured, never "
+    "certified; 'at a lower space cost than DP-SGD' is not tested (DP-SGD can train the LoRA factors, at "
+    "LoRA's memory plus per-sample gradients of B and A).",
+}
+
+
+def carried_checks(part: Part, source: Claim) -> list[Check]:
+    """The checks of ``source`` that ``part`` keeps, renamed and given the part's role."""
+    kept = [
+        c
+        for c in source.checks
+        if c.role in part.source_roles and (not part.contains or any(s in c.name for s in part.contains))
+    ]
+    if not kept:
+        raise ValueError(
+            f"{part.source} has no {'/'.join(part.source_roles)} check matching {part.contains}: its chapter "
+            "renamed or dropped them; update READINGS in lorapriv_utils/chapters/a7_conclusions.py"
+        )
+    return [replace(c, name=f"{part.source}: {c.name}", role=part.role) for c in kept]
+
+
+def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
+    """The two concluding claims from the ledger's other results (``ledger.load_results()``)."""
+    measured = {c.claim_id: c for key, chapter in results.items() if key != KEY for c in chapter}
+    out = []
+    for claim_id, parts in READINGS.items():
+        missing = [p.source for p in parts if p.source not in measured]
+        if missing:
+            raise ValueError(f"{claim_id} needs {', '.join(missing)}: execute their chapters' notebooks first")
+        carried = [carried_checks(p, measured[p.source]) for p in parts]
+        checks = [check for part_checks in carried for check in part_checks]
+        summary = "; ".join(
+            f"{p.meaning} ({p.source}, {measured[p.source].verdict}): "
+            f"{sum(c.passed for c in part_checks)} of {len(part_checks)} checks pass"
+            for p, part_checks in zip(parts, carried, strict=True)
+        )
+        out.append(
+            Claim(
+                claim_id=claim_id,
+                scale=scale,
+                checks=checks,
+                summary=summary,
+                note="A concluding claim read as a conjunction of earlier ones: core parts carry the source claims' "
+                "checks as core evidence, qualifying parts as caveats; measured values and outcomes are the "
+                "sources' own. The parts and their patterns are in lorapriv_utils/chapters/a7_conclusions.py. "
+                + UNTESTED[claim_id],
+            )
+        )
+    return out
+
+
+def parts_frame(results: dict[str, list[Claim]]) -> pd.DataFrame:
+    """One row per part of each concluding claim: its source, role, how many of its checks pass."""
+    measured = {c.claim_id: c for chapter in results.values() for c in chapter}
+    rows = []
+    for claim_id, parts in READINGS.items():
+        for p in parts:
+            checks = carried_checks(p, measured[p.source])
+            rows.append(
+                {
+                    "claim": claim_id,
+                    "part": p.meaning,
+                    "source": p.source,
+                    "source verdict": measured[p.source].verdict,
+                    "role here": p.role,
+                    "checks passed": f"{sum(c.passed for c in checks)} of {len(checks)}",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def failed_checks(claim: Claim, limit: int = 3) -> pd.DataFrame:
+    """Up to ``limit`` failed checks of each part of a concluding claim: name, measured value, reference."""
+    rows, seen = [], {}
+    for c in claim.checks:
+        source = c.name.split(":", 1)[0]
+        if not c.passed and seen.get(source, 0) < limit:
+            seen[source] = seen.get(source, 0) + 1
+            rows.append({"role": c.role, "check": c.name, "measured": c.measured, "reference": c.reference})
+    return pd.DataFrame(rows, columns=["role", "check", "measured", "reference"])
+
+
+__all__ = ["KEY", "READINGS", "Part", "carried_checks", "claims", "failed_checks", "parts_frame"]
