@@ -69,6 +69,16 @@ def test_the_real_corpus_replaces_its_stand_in_where_a_scale_runs_it():
     assert (out[out["paper dataset"] == "PTB"]["our data"] == "not run at this scale").all()
 
 
+def test_the_stand_in_is_used_only_where_the_real_corpus_is_missing():
+    stand_in = _larger_summary(0.6).assign(dataset="synthetic-email")
+    out = a6.table1_comparison(stand_in, SCALE)
+    assert (out[out["paper dataset"] == "Enron"]["our data"] == a6.DATASETS["synthetic-email"]).all()
+    both = pd.concat([stand_in.assign(auc=0.99), _larger_summary(0.6)])
+    out = a6.table1_comparison(both, SCALE)
+    enron = out[out["paper dataset"] == "Enron"]
+    assert (enron["our data"] == a6.DATASETS["enron"]).all() and enron["AUC ours"].max() == 80.0
+
+
 def test_larger_scale_checks_are_caveats_that_can_fail():
     passing = a6.larger_scale_checks(_larger_summary(0.6))
     assert set(passing) == {"A-6.adapter", "A-6.lora", "A-6.rank"}

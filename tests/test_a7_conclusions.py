@@ -9,19 +9,24 @@ from lorapriv_utils.chapters import a7_conclusions as a7
 from lorapriv_utils.ledger import Check, Claim
 
 
-def _source_results(failing: set[tuple[str, str]] = frozenset()) -> dict[str, list[Claim]]:
-    """Every source claim of the readings with one matching check per part and role; ``failing`` holds
-    the (source, role) pairs whose check fails."""
-    claims = {}
+def _source_results(failing: set[tuple[str, str]] = frozenset(), scale: str = "cpu-small") -> dict[str, list[Claim]]:
+    """Every source claim of the readings with one check per pattern and role it is read with; ``failing``
+    holds the (source, role) pairs whose checks fail."""
+    wanted: dict[str, dict[tuple[str, str], None]] = {}
     for parts in a7.READINGS.values():
         for part in parts:
-            name = part.contains[0] if part.contains else "a check"
-            checks = claims.setdefault(part.source, [])
             for role in part.source_roles:
-                passed = (part.source, role) not in failing
-                checks.append(Check(f"{name} ({role})", 1.0, 2.0, passed, "measured <= claimed?", role))
-            checks.append(Check("an instrument", 0.0, 0.0, True, "", "instrument"))  # never carried
-    return {"sources": [Claim(source, "cpu-small", checks) for source, checks in claims.items()]}
+                for pattern in part.contains or ("a check",):
+                    wanted.setdefault(part.source, {})[(pattern, role)] = None
+    claims = []
+    for source, keys in wanted.items():
+        checks = [
+            Check(f"{pattern} ({role})", 1.0, 2.0, (source, role) not in failing, "measured <= claimed?", role)
+            for pattern, role in keys
+        ]
+        checks.append(Check("an instrument", 0.0, 0.0, True, "", "instrument"))  # never carried
+        claims.append(Claim(source, scale, checks))
+    return {"sources": claims}
 
 
 def _verdicts(results) -> dict[str, str]:
@@ -45,6 +50,16 @@ def test_verdicts_follow_the_sources():
     assert failed == {"A-7.approximates": "holds", "A-7.informal-privacy": "qualified"}
 
 
+def test_roles_are_the_readings_not_the_sources():
+    # A-6.attribution's caveats are the core of informal privacy: their failure fails the conclusion
+    assert _verdicts(_source_results({("A-6.attribution", "caveat")}))["A-7.informal-privacy"] == "fails"
+    # A-2.eq9's core checks only qualify the approximation: their failure does not fail it
+    assert _verdicts(_source_results({("A-2.eq9", "core")}))["A-7.approximates"] == "qualified"
+    # a source read twice (core and caveat parts) contributes each check once per part
+    claim = next(c for c in a7.claims(_source_results(), "cpu-small") if c.claim_id == "A-7.approximates")
+    assert len({c.name for c in claim.checks}) == len(claim.checks)
+
+
 def test_carried_checks_keep_their_numbers_and_name_their_source():
     results = _source_results()
     claim = next(c for c in a7.claims(results, "cpu-small") if c.claim_id == "A-7.informal-privacy")
@@ -54,10 +69,9 @@ def test_carried_checks_keep_their_numbers_and_name_their_source():
     assert "1 of 1 checks pass" in claim.summary
     frame = a7.parts_frame(results)
     assert len(frame) == sum(len(p) for p in a7.READINGS.values())
-    both_roles = frame["source"].isin([p.source for ps in a7.READINGS.values() for p in ps if len(p.source_roles) == 2])
-    assert set(frame.loc[both_roles, "checks passed"]) == {"2 of 2"} and set(
-        frame.loc[~both_roles, "checks passed"]
-    ) == {"1 of 1"}
+    parts = [p for ps in a7.READINGS.values() for p in ps]
+    expected = [f"{n} of {n}" for n in (len(p.source_roles) * len(p.contains or (1,)) for p in parts)]
+    assert frame["checks passed"].tolist() == expected
     failing = _source_results({("A-3.1-normal", "core")})
     approx = next(c for c in a7.claims(failing, "cpu-small") if c.claim_id == "A-7.approximates")
     table = a7.failed_checks(approx)
@@ -69,6 +83,16 @@ def test_missing_or_renamed_sources_are_clear_errors():
     dropped = {"sources": [c for c in results["sources"] if c.claim_id != "A-5.1-z"]}
     with pytest.raises(ValueError, match="A-5.1-z.*execute their chapters"):
         a7.claims(dropped, "cpu-small")
+    one_pattern_gone = {
+        "sources": [
+            Claim(c.claim_id, c.scale, [k for k in c.checks if "recovers" not in k.name])
+            if c.claim_id == "A-6.lora"
+            else c
+            for c in results["sources"]
+        ]
+    }
+    with pytest.raises(ValueError, match="recovers at least half"):
+        a7.claims(one_pattern_gone, "cpu-small")
     renamed = {
         "sources": [
             Claim(c.claim_id, c.scale, [Check("renamed", 1, 2, True, "", "caveat")])
@@ -81,7 +105,21 @@ def test_missing_or_renamed_sources_are_clear_errors():
         a7.claims(renamed, "cpu-small")
 
 
-def test_the_committed_ledger_gives_the_committed_verdicts():
+def test_a_ledger_at_another_scale_is_refused():
+    with pytest.raises(ValueError, match="cpu-large.*one scale"):
+        a7.claims(_source_results(scale="cpu-large"), "cpu-small")
+
+
+def test_the_committed_ledger_gives_the_committed_claims():
     results = ledger.load_results()
-    stored = {c.claim_id: c.verdict for c in results[a7.KEY]}
-    assert _verdicts(results) == stored  # the page was executed on the ledger as it stands
+    stored = {c.claim_id: c for c in results[a7.KEY]}
+    fresh = {c.claim_id: c for c in a7.claims(results, "cpu-small")}
+    assert set(fresh) == set(stored)
+    for claim_id, claim in fresh.items():  # the page was executed on the ledger as it stands, check by check
+        assert [c.name for c in claim.checks] == [c.name for c in stored[claim_id].checks]
+        assert claim.verdict == stored[claim_id].verdict
+    # every pattern of every reading matches a real check of the committed ledger (carried_checks raises if not)
+    sources = {c.claim_id: c for key, chapter in results.items() if key != a7.KEY for c in chapter}
+    for parts in a7.READINGS.values():
+        for part in parts:
+            assert a7.carried_checks(part, sources[part.source])

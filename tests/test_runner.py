@@ -333,3 +333,16 @@ def test_reference_models_draw_their_own_randomness(tmp_path, monkeypatch):
     # the control: another target seed draws another start A
     spy_prepare(copy.deepcopy(work.base()[0]), "lora", 2, 4)
     assert not torch.equal(starts[0], starts[-1])
+
+
+def test_part_caps_set_the_texts_of_each_part(tmp_path):
+    """A long-text corpus keeps its own cap per part; the others keep the scale's (EngineScale.part_caps)."""
+    from lorapriv_utils.mia import tokenization
+
+    engine = replace(SCALE.engine, max_texts_per_part=50, part_caps=(("pubmed", 12),), max_validation_texts=9)
+    tokenizer, folder = tokenization.gpt2_tokenizer(), _local_corpus(tmp_path / "data", 3)
+    capped = runner.prepare_dataset("pubmed", 0, engine, tokenizer, 32, data_dir=folder)
+    assert [len(capped.texts[p]) for p in ("members", "auxiliary", "nonmembers")] == [12] * 3
+    assert len(capped.texts["validation"]) == 9 and capped.members.n_texts == 12
+    other = runner.prepare_dataset("synthetic-email", 0, engine, tokenizer, 32)
+    assert len(other.texts["members"]) == len(other.texts["nonmembers"]) == 50

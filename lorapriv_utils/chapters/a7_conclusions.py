@@ -38,19 +38,35 @@ class Part:
     source_roles: tuple[str, ...] = ("core",)
 
 
-# "The dynamics of low-rank adaptation approximate those of DP-SGD with a fixed noise scale": the noise is
-# Gaussian-like (A-3.1-normal, A-4.2), of DP-SGD's structure (A-3.structure), and its scale matches a
-# DP-SGD multiplier fixed in advance (A-5.1-z).  The frozen-A dynamics it starts from (A-2.eq9) and the
-# audit's resemblance (A-5.1-equivalence) are its qualifications.
-# "Informal privacy for the fine-tuning data ... while only slightly affecting utility": LoRA less
-# exposed than full fine-tuning at equal utility (A-6.attribution), with a slight utility cost under
-# Table 1's protocol (A-6.lora's utility checks).
+# Section 7: "by quantifying the variance of this noise and bounding its deviation from pure Gaussian noise ...
+# the dynamics of low-rank adaptation approximates that of DPSGD with a fixed noise scale".  Its core parts:
+# the variance (A-3.1-moments), the Gaussian law and its distance bound (A-3.1-normal, A-4.2) and the fixed
+# multiplier that section 5.1 assigns (A-5.1-z).  Qualifications: Lemma 3.1's approximation (the caveats of
+# A-3.1-moments), the noise's structure (A-3.structure: our inference of what "like DP-SGD" needs; the section
+# does not state it), the frozen-A dynamics it starts from (A-2.eq9) and the audit's resemblance
+# (A-5.1-equivalence).
+# "Informal privacy w.r.t. the fine-tuning data ... while slightly affecting the utility": LoRA less exposed
+# than full fine-tuning at equal utility (A-6.attribution), qualified by the utility cost under Table 1's
+# protocol (A-6.lora's utility checks) and by the audit of section 5.1's "informal robustness"
+# (A-5.1-equivalence).
 READINGS: dict[str, tuple[Part, ...]] = {
     "A-7.approximates": (
+        Part("A-3.1-moments", "core", "the injected noise has Lemma 3.1's mean and variance"),
         Part("A-3.1-normal", "core", "the injected noise is close to Gaussian"),
         Part("A-4.2", "core", "its distance to the Gaussian falls as Lemma 4.2 says"),
-        Part("A-3.structure", "core", "its structure is DP-SGD's (full rank, not scaled by the gradient)"),
         Part("A-5.1-z", "core", "its scale is a DP-SGD noise multiplier that section 5.1's formula fixes"),
+        Part(
+            "A-3.1-moments",
+            "caveat",
+            "the variance is about ||q||^2 / r, as Lemma 3.1 approximates it",
+            source_roles=("caveat",),
+        ),
+        Part(
+            "A-3.structure",
+            "caveat",
+            "its structure is DP-SGD's: independent entries, full rank, data only through each row's norm",
+            source_roles=EVIDENCE,
+        ),
         Part("A-2.eq9", "caveat", "the frozen-A dynamics the argument starts from", source_roles=EVIDENCE),
         Part(
             "A-5.1-equivalence",
@@ -74,6 +90,12 @@ READINGS: dict[str, tuple[Part, ...]] = {
             contains=("PPL at most", "recovers at least half"),
             source_roles=("caveat",),
         ),
+        Part(
+            "A-5.1-equivalence",
+            "caveat",
+            "an audit cannot tell row-scaled LoRA from DP-SGD at section 5.1's multiplier",
+            source_roles=EVIDENCE,
+        ),
     ),
 }
 
@@ -88,24 +110,33 @@ UNTESTED = {
 }
 
 
+def _sources(results: dict[str, list[Claim]]) -> dict[str, Claim]:
+    """The other chapters' claims by id (this chapter's own ledger file is never a source)."""
+    return {c.claim_id: c for key, chapter in results.items() if key != KEY for c in chapter}
+
+
 def carried_checks(part: Part, source: Claim) -> list[Check]:
     """The checks of ``source`` that ``part`` keeps, renamed and given the part's role."""
-    kept = [
-        c
-        for c in source.checks
-        if c.role in part.source_roles and (not part.contains or any(s in c.name for s in part.contains))
-    ]
-    if not kept:
-        raise ValueError(
-            f"{part.source} has no {'/'.join(part.source_roles)} check matching {part.contains}: its chapter "
-            "renamed or dropped them; update READINGS in lorapriv_utils/chapters/a7_conclusions.py"
-        )
+    eligible = [c for c in source.checks if c.role in part.source_roles]
+    for pattern in part.contains or ("",):
+        if not any(pattern in c.name for c in eligible):
+            raise ValueError(
+                f"{part.source} has no {'/'.join(part.source_roles)} check matching {pattern!r}: its chapter "
+                "renamed or dropped them; update READINGS in lorapriv_utils/chapters/a7_conclusions.py"
+            )
+    kept = [c for c in eligible if not part.contains or any(s in c.name for s in part.contains)]
     return [replace(c, name=f"{part.source}: {c.name}", role=part.role) for c in kept]
 
 
 def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
-    """The two concluding claims from the ledger's other results (``ledger.load_results()``)."""
-    measured = {c.claim_id: c for key, chapter in results.items() if key != KEY for c in chapter}
+    """The two concluding claims from the ledger's other results (``ledger.load_results()``), all measured at
+    ``scale``: a ledger that mixes scales is refused."""
+    measured = _sources(results)
+    mixed = sorted({c.scale for c in measured.values()} - {scale})
+    if mixed:
+        raise ValueError(
+            f"the ledger holds results at {', '.join(mixed)}, not only at {scale}: execute every chapter at one scale"
+        )
     out = []
     for claim_id, parts in READINGS.items():
         missing = [p.source for p in parts if p.source not in measured]
@@ -135,7 +166,7 @@ def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
 
 def parts_frame(results: dict[str, list[Claim]]) -> pd.DataFrame:
     """One row per part of each concluding claim: its source, role, how many of its checks pass."""
-    measured = {c.claim_id: c for chapter in results.values() for c in chapter}
+    measured = _sources(results)
     rows = []
     for claim_id, parts in READINGS.items():
         for p in parts:
