@@ -147,11 +147,14 @@ display_table(acct)
 # it. `python tools/bench.py --rowscale-cost-json ...` trains each for one epoch on the default
 # scale's model (each run in its own process, three runs each) and stores the medians in
 # `results/published/bench/rowscale_cost.json`, which this page loads; peak memory is counted
-# above a process that builds the same model and data without training.
+# above a process that builds the same model and data without training. With `--scale
+# cpu-large` it does the same on the larger CPU scale's model (4 layers, width 128, 128-token
+# texts), stored in `rowscale_cost_cpu-large.json`.
 
 # %%
 cost = a5_row_scaling.load_cost()
-display_table(a5_row_scaling.cost_table(cost))
+larger_cost = a5_row_scaling.load_larger_cost()
+display_table(a5_row_scaling.cost_table(cost, larger_cost))
 
 # %% [markdown]
 # ## What an audit says
@@ -197,7 +200,7 @@ display_table(audit_diffs)
 # %% tags=["hide-input"]
 claims = [
     *a5_row_scaling.claims(jl, eq23, mult, acct, scale, real=real_mult),
-    a5_row_scaling.cost_claim(cost, scale),
+    a5_row_scaling.cost_claim(cost, scale, larger=larger_cost),
     a5_row_scaling.noise_variance_claim(noise_var, scale),
     a5_row_scaling.audit_claim(audit, audit_diffs, audits, scale),
 ]

@@ -32,9 +32,11 @@ def test_training_throughput_compares_with_trainer():
 
 def test_rowscale_cost_runs_each_method_in_its_own_process():
     cost = bench.rowscale_cost(repeats=1, texts=16)
-    assert set(cost) == {"none", "lora", "lorafa", "rowscale", "texts"} and cost["none"][0][0] == 0.0
+    assert set(cost) == {"none", "lora", "lorafa", "rowscale", "texts", "scale"} and cost["none"][0][0] == 0.0
     assert cost["rowscale"][0][0] > 0 and cost["rowscale"][0][1] > 0
     summary = bench.rowscale_cost_summary(cost)
     assert summary["time_ratio"] == summary["rowscale_seconds"] / summary["lorafa_seconds"]
-    assert "16 texts" in summary["model"]
+    assert "16 texts" in summary["model"] and summary["scale"] == "cpu-small" and "of 64 tokens" in summary["model"]
+    large = bench.rowscale_cost_summary(bench.rowscale_cost(repeats=1, texts=16, scale="cpu-large"))
+    assert large["scale"] == "cpu-large" and "width 128" in large["model"] and "of 128 tokens" in large["model"]
     assert {"git_commit", "cpu_count"} <= set(summary["measured_on"])

@@ -1,7 +1,8 @@
 """Benchmarks (not tests): ratios measured side by side in one run.
 
 Usage: python tools/bench.py    (or: make bench)
-       python tools/bench.py --rowscale-cost-json PATH   (only the row-scaling cost, written as JSON for the book)
+       python tools/bench.py --rowscale-cost-json PATH [--scale NAME]   (only the row-scaling cost, at one
+           scale's model (default cpu-small), written as JSON for the book)
 
 * Section 3's streaming noise sampler N = (G A^T) A - G against the naive G (A^T A - I),
   at n = 1, m = 4096, r = 16 (target: at least 10x faster), and their peak memory as m
@@ -109,7 +110,7 @@ def training_throughput(steps: int = 60, batch_size: int = 16, repeats: int = 3)
     from lorapriv_utils.scale import SCALES
 
     hf_logging.set_verbosity_error()
-    spec = SCALES["cpu-small"].engine.model
+    spec = SCALES[sys.argv[4]].engine.model
     blocks = np.random.default_rng(0).integers(0, spec.vocab_size, size=(steps * batch_size, spec.block_size))
 
     def fresh():
@@ -164,7 +165,7 @@ from lorapriv_utils.mia.data import TextWindows
 from lorapriv_utils.mia.training import TrainConfig
 from lorapriv_utils.scale import SCALES
 torch.set_num_threads(int(sys.argv[2]))
-spec = SCALES["cpu-small"].engine.model
+spec = SCALES[sys.argv[4]].engine.model
 torch.manual_seed(0)
 base = models.GPT2LMHeadModel(models.small_config(spec, spec.vocab_size, 0))
 texts = int(sys.argv[3])
@@ -178,9 +179,9 @@ print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def rowscale_cost(repeats: int = 3, texts: int = 1024) -> dict:
+def rowscale_cost(repeats: int = 3, texts: int = 1024, scale: str = "cpu-small") -> dict:
     """Seconds per epoch and peak memory of LoRA with row scaling against LoRA with A frozen (the same trainable
-    B, without per-sample gradients) and plain LoRA (A and B trained); cpu-small model, r = 8.
+    B, without per-sample gradients) and plain LoRA (A and B trained); the model of ``scale``, r = 8.
 
     Each run is its own process, so that peak memory (max RSS, over a process that builds the same
     model and data without training) belongs to one method.
@@ -195,7 +196,7 @@ def rowscale_cost(repeats: int = 3, texts: int = 1024) -> dict:
         runs = []
         for _ in range(repeats if method != "none" else 1):
             done = subprocess.run(
-                [sys.executable, "-c", _COST_SCRIPT, method, threads, str(texts)],
+                [sys.executable, "-c", _COST_SCRIPT, method, threads, str(texts), scale],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -203,7 +204,7 @@ def rowscale_cost(repeats: int = 3, texts: int = 1024) -> dict:
             seconds, rss_kib = done.stdout.split()
             runs.append((float(seconds), int(rss_kib) * 1024))
         out[method] = runs
-    out["texts"] = texts
+    out["texts"], out["scale"] = texts, scale
     return out
 
 
@@ -241,8 +242,16 @@ def rowscale_cost_summary(cost: dict) -> dict:
     from lorapriv_utils.provenance import git_commit, git_dirty, package_versions
 
     base_rss = cost["none"][0][1]
-    texts = cost.get("texts", "?")
-    summary = {"runs": len(cost["lora"]), "model": f"cpu-small GPT-2, r = 8, {texts} texts of 64 tokens, batch 16"}
+    from lorapriv_utils.scale import SCALES
+
+    texts, scale = cost.get("texts", "?"), cost.get("scale", "cpu-small")
+    spec = SCALES[scale].engine.model
+    summary = {
+        "runs": len(cost["lora"]),
+        "scale": scale,
+        "model": f"{scale} GPT-2 ({spec.n_layer} layers, width {spec.n_embd}), r = 8, {texts} texts of "
+        f"{spec.block_size} tokens, batch 16",
+    }
     for method in ("lora", "lorafa", "rowscale"):
         summary[f"{method}_seconds"] = float(np.median([s for s, _ in cost[method]]))
         summary[f"{method}_peak_mb"] = (max(m for _, m in cost[method]) - base_rss) / 1e6
@@ -263,9 +272,13 @@ def main() -> None:
         import json
 
         from lorapriv_utils.files import atomic_write_text
+        from lorapriv_utils.scale import SCALES
 
         path = sys.argv[sys.argv.index("--rowscale-cost-json") + 1]
-        summary = rowscale_cost_summary(rowscale_cost())
+        scale = sys.argv[sys.argv.index("--scale") + 1] if "--scale" in sys.argv else "cpu-small"
+        if scale not in SCALES:
+            sys.exit(f"bench: unknown --scale {scale!r}; choose one of {', '.join(SCALES)}")
+        summary = rowscale_cost_summary(rowscale_cost(scale=scale))
         atomic_write_text(path, json.dumps(summary, indent=1, sort_keys=True))
         print(json.dumps(summary, indent=1, sort_keys=True))
         return
