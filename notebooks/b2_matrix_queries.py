@@ -80,6 +80,33 @@ scores_fig = plots.attack_scores_plot(
 )
 
 # %% [markdown]
+# ## B alone, with $A$ kept secret
+#
+# A LoRA-FA checkpoint could ship $B$ without $A$, the random sketch that paper A's later
+# versions call private by design. After one step from $B = 0$, $B^\top = -\eta A V$: its
+# columns are $V^\top a_k$, so they lie in the span of the batch's output gradients. An
+# adversary who knows the other samples (as in the DP game) knows that span without the
+# target; the target's own output gradient leaves it whenever the others' gradient $V_0$ has
+# rank below the layer's output width $n$, which is always the case for GPT-2's `c_attn`
+# ($768 \to 2304$) and for the engine's ($64 \to 192$), however many tokens the batch holds.
+# `support` scores the share of the release outside that span. Once $V_0$'s rank reaches $n$,
+# the span says nothing, but the release is still $r$ Gaussian draws with covariance
+# $V^\top V / r$, which the target changes: `likelihood` is the log-likelihood ratio of the
+# two worlds (the most powerful test), with the target at the others' scale and at ten times
+# it (nothing clips a noise-free step). `b` counts rank-one terms: tokens, in a transformer.
+
+# %%
+b_alone_cases = [
+    (768, 64, 16, 32, "outer", 1.0),
+    (64, 192, 8, 256, "outer", 1.0),
+    (64, 16, 8, 64, "outer", 1.0),
+    (64, 16, 64, 64, "outer", 1.0),
+    (64, 16, 8, 64, "outer", 10.0),
+]
+b_alone = b2_matrix_queries.b_alone_table(b_alone_cases, scale)
+display_table(b_alone)
+
+# %% [markdown]
 # ## The audit's lower bound grows with the trials
 #
 # With no error at all, the Clopper-Pearson bound on the false-positive rate is what limits the
@@ -147,13 +174,14 @@ display_table(b2_matrix_queries.shape_table(game, game_record))
 # {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = b2_matrix_queries.claims(attacks, growth, residuals, scale, game)
+claims = b2_matrix_queries.claims(attacks, growth, residuals, scale, game, b_alone)
 claims.append(b2_matrix_queries.instance_claim(instance, inits, scale))
 ledger.save_claims(b2_matrix_queries.KEY, claims)
 plots.save_figure(scores_fig, "b2_scores")
 numbers = {
     **b2_matrix_queries.key_numbers(attacks, growth, residuals),
     **b2_matrix_queries.game_numbers(game, game_record),
+    **b2_matrix_queries.b_alone_numbers(b_alone),
 }
 for name, value in numbers.items():
     glue(name, value, display=False)

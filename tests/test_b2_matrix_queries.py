@@ -27,6 +27,30 @@ def test_matrix_queries_chapter(tiny_scale):
     assert b2.key_numbers(attacks, growth, residuals)["b2_matrix_queries_auc_min"] == 1
 
 
+def test_b_alone_with_a_secret(tiny_scale):
+    scale = dataclasses.replace(tiny_scale, attack_trials=200)
+    # rank(V0) = 4 < n = 12: the support test; rank 12 = n: the likelihood-ratio test, with a large target
+    table = b2.b_alone_table([(32, 12, 4, 4, "outer", 1.0), (32, 12, 4, 64, "outer", 10.0)], scale)
+    assert table[["b", "attack"]].values.tolist() == [[4, "support"], [64, "likelihood"]]
+    support, likely = table.iloc[0], table.iloc[1]
+    assert support["separated"] and support["auc"] == 1.0 and support["rank_below_n"]
+    assert likely["auc"] > 0.9 and not likely["rank_below_n"]
+    not_private, by_design = b2.b_alone_checks(table)
+    assert [c.passed for c in not_private] == [True, True] and [c.passed for c in by_design] == [False]
+    attacks = b2.attack_table([(32, 8, 4, 4, "outer")], scale)
+    growth = b2.audit_growth((32, 8, 4, 4, "outer"), [50, 200], scale)
+    residuals = b2.residual_table((32, 8, 4, 4, "outer"), 50, scale)
+    claims = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale, b_alone=table)}
+    assert any("B alone" in c.name for c in claims["A-v8.dp-by-design"].checks)
+    assert "B alone with A secret: told apart" in claims["B-2.lora-not-private"].summary
+    numbers = b2.b_alone_numbers(table)
+    assert numbers["b2_matrix_queries_b_alone_support_separated"] == 1
+    assert numbers["b2_matrix_queries_b_alone_lr_auc_big_target"] == likely["auc"]
+    # without the B-alone table the notes say it is untested
+    plain = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale)}
+    assert "B alone is not tested" in plain["B-2.lora-not-private"].note
+
+
 def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
     instance = b2.instance_table([4], steps=2)
     assert instance["sgd_worst_residual"].iloc[0] < 1e-5 and instance["adamw_best_residual"].iloc[0] > 0.1

@@ -147,3 +147,39 @@ def test_sensitivity_ratio_is_beta_with_mean_r_over_d():
     ratio = w.sensitivity_ratio(64, 8, 3000, np.random.default_rng(7))
     assert stats.kstest(ratio, stats.beta(4, 28).cdf).pvalue > 1e-3
     assert abs(ratio.mean() - 8 / 64) < 4.5 * ratio.std() / math.sqrt(ratio.size)
+
+
+def test_outside_range_is_zero_inside_and_positive_outside():
+    rng = np.random.default_rng(3)
+    V0 = rng.standard_normal((8, 20))  # d = 8 < n = 20: the others' gradient spans 8 of 20 output directions
+    inside = V0.T @ rng.standard_normal((8, 3))
+    assert w.outside_range(inside, V0) < 1e-10
+    assert w.outside_range(inside + 0.1 * rng.standard_normal((20, 3)), V0) > 0.01
+    with pytest.raises(ValueError, match="n x r"):
+        w.outside_range(inside.T, V0)
+
+
+def test_sketch_likelihood_ratio_is_the_gaussian_densities():
+    rng = np.random.default_rng(4)
+    d, n, r = 12, 5, 3
+    V0, V1 = rng.standard_normal((d, n)), rng.standard_normal((d, n))
+    Y = rng.standard_normal((n, r))
+    expected = sum(
+        stats.multivariate_normal(cov=V1.T @ V1 / r).logpdf(y) - stats.multivariate_normal(cov=V0.T @ V0 / r).logpdf(y)
+        for y in Y.T
+    )
+    assert w.sketch_log_likelihood_ratio(Y, V0, V1, r) == pytest.approx(expected, rel=1e-9)
+    assert np.isnan(w.sketch_log_likelihood_ratio(Y, V0[:3], V1[:3], r))  # rank 3 < n = 5
+
+
+def test_b_alone_is_told_apart_by_its_support_only_while_rank_v0_is_below_n():
+    rng = np.random.default_rng(5)
+    narrow = w.b_alone_trials(16, 40, 4, 8, 200, rng)  # rank(V0) = 8 < n = 40
+    m = narrow["member"]
+    assert narrow["support"][m].min() > narrow["support"][~m].max() and np.isnan(narrow["likelihood"]).all()
+    wide = w.b_alone_trials(32, 8, 4, 32, 400, rng)  # rank(V0) = 8 = n: the support says nothing
+    m = wide["member"]
+    assert wide["support"].max() < 1e-8 and np.isfinite(wide["likelihood"]).all()
+    assert wide["likelihood"][m].mean() > wide["likelihood"][~m].mean()  # the covariance still leaks
+    with pytest.raises(ValueError, match="target_scale"):
+        w.b_alone_trials(4, 4, 2, 2, 1, rng, target_scale=0.0)

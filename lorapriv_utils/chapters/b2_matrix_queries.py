@@ -22,7 +22,8 @@ from ..theory.montecarlo import rng_for
 
 KEY = "b2_matrix_queries"
 ATTACKS = ("secret_A", "released_A")
-_ATTACK, _GROWTH, _RESIDUAL = 1, 2, 3
+_ATTACK, _GROWTH, _RESIDUAL, _B_ALONE = 1, 2, 3, 4
+B_ALONE_ATTACKS = ("support", "likelihood")
 
 
 def attack_table(cases: list[tuple[int, int, int, int, str]], scale: Scale) -> pd.DataFrame:
@@ -90,12 +91,118 @@ def residual_table(case: tuple[int, int, int, int, str], trials: int, scale: Sca
     return rounded_frame(pd.DataFrame(rows), floor=ROUNDING_FLOOR).assign(d=d, r=r, trials=trials)
 
 
+def b_alone_table(cases: list[tuple[int, int, int, int, str, float]], scale: Scale) -> pd.DataFrame:
+    """The release of B alone with A secret, for each (d, n, r, b, kind, target_scale): per attack that applies
+    (the support test while rank(V0) < n, the likelihood-ratio test once V0's rank reaches n), AUC, perfect
+    separation, and the 95% lower bounds on total variation and on epsilon, over ``scale.attack_trials`` trials."""
+    rows = []
+    for d, n, r, b, kind, target_scale in cases:
+        rng = rng_for(scale.seed, _B_ALONE, d, n, r, b, int(round(10 * target_scale)))
+        res = wishart.b_alone_trials(d, n, r, b, scale.attack_trials, rng, kind, target_scale)
+        member = res["member"]
+        for name in B_ALONE_ATTACKS:
+            score = res[name]
+            if name == "likelihood" and np.isnan(score).any():
+                continue  # V0 is singular: the support test decides with certainty instead
+            if name == "support" and min(d, b) >= n:
+                continue  # the others' gradient spans every output direction: the residual is rounding noise
+            s_in, s_out = score[member], score[~member]
+            rows.append(
+                {
+                    "d": d,
+                    "n": n,
+                    "r": r,
+                    "b": b,
+                    "target_scale": target_scale,
+                    "rank_below_n": min(d, b) < n,
+                    "attack": name,
+                    "trials": member.size,
+                    "auc": float(roc_auc_score(member, score)),
+                    "separated": bool(s_in.min() > s_out.max()),
+                    "tv_low": audit.tv_lower_bound(s_in, s_out),
+                    "eps_low": audit.audit_scores(s_in, s_out).epsilon_low,
+                }
+            )
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def b_alone_checks(b_alone: pd.DataFrame) -> tuple[list, list]:
+    """Checks from :func:`b_alone_table`: for B-2.lora-not-private (told apart) and A-v8.dp-by-design (DP needs
+    no perfect separation and a bounded leakage)."""
+    support = b_alone[b_alone["attack"] == "support"]
+    likely = b_alone[b_alone["attack"] == "likelihood"]
+    shape = "d={0.d}, n={0.n}, r={0.r}, b={0.b}"
+    not_private = [
+        check_bound(
+            f"B alone, A secret, {shape.format(r)}: every trial told apart", float(r.separated), 1.0, direction=">="
+        )
+        for r in support.itertuples()
+    ]
+    not_private += [
+        check_bound(
+            f"B alone, A secret, {shape.format(r)}, target x{r.target_scale:g}: likelihood-ratio AUC above 0.5",
+            r.auc,
+            0.5,
+            direction=">=",
+            role="caveat",
+        )
+        for r in likely.itertuples()
+    ]
+    by_design = [
+        check_bound(
+            f"B alone, A secret, {shape.format(r)}: every trial told apart (1), where DP needs 0",
+            float(r.separated),
+            0.0,
+        )
+        for r in support.itertuples()
+    ]
+    return not_private, by_design
+
+
+def b_alone_summary(b_alone: pd.DataFrame | None) -> str:
+    if b_alone is None or not len(b_alone):
+        return ""
+    support = b_alone[b_alone["attack"] == "support"]
+    likely = b_alone[b_alone["attack"] == "likelihood"]
+    text = (
+        f". B alone with A secret: told apart in every trial by its support while the others' gradient has rank "
+        f"below the layer's output width (separated in {int(support['separated'].sum())} of {len(support)} settings)"
+    )
+    if len(likely):
+        text += (
+            f"; once that rank reaches the width, a likelihood-ratio test reaches AUC {likely['auc'].min():.3g} to "
+            f"{likely['auc'].max():.3g}"
+        )
+    return text
+
+
+def b_alone_numbers(b_alone: pd.DataFrame) -> dict[str, float]:
+    """The B-alone numbers the chapter's text quotes (glued by the notebook)."""
+    support = b_alone[b_alone["attack"] == "support"]
+    likely = b_alone[b_alone["attack"] == "likelihood"]
+    at_scale_one = likely[likely["target_scale"] == 1.0]
+    numbers = {
+        "b_alone_support_settings": len(support),
+        "b_alone_support_separated": int(support["separated"].sum()),
+        "b_alone_lr_auc_min": at_scale_one["auc"].min(),
+        "b_alone_lr_auc_max": at_scale_one["auc"].max(),
+        "b_alone_lr_auc_big_target": likely.loc[likely["target_scale"] > 1.0, "auc"].max(),
+    }
+    return quoted_numbers(KEY, numbers)
+
+
 def claims(
-    attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame, scale: Scale, game: pd.DataFrame | None = None
+    attacks: pd.DataFrame,
+    growth: pd.DataFrame,
+    residuals: pd.DataFrame,
+    scale: Scale,
+    game: pd.DataFrame | None = None,
+    b_alone: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Ledger entries: not DP for matrix queries, the near-perfect attack, LoRA not private, and paper A's
-    later claim of DP by design."""
+    later claim of DP by design (``b_alone``: :func:`b_alone_table`, the release of B alone with A secret)."""
     out = []
+    alone_not_private, alone_by_design = b_alone_checks(b_alone) if b_alone is not None else ([], [])
     true_max = float(residuals.loc[residuals["query"] == "the true one", "largest"].iloc[0])
     wrong_min = float(residuals.loc[residuals["query"] == "the other world's", "smallest"].iloc[0])
     secret = attacks[attacks["attack"] == "secret_A"]
@@ -166,14 +273,18 @@ def claims(
         Claim(
             claim_id="B-2.lora-not-private",
             scale=scale.name,
-            checks=checks + trained,
+            checks=checks + alone_not_private + trained,
             summary=f"whether the adapter ships A or only the merged weights are released, every trial is told apart; "
             f"the total-variation "
             f"distance between the two worlds is at least {attacks['tv_low'].min():.3g} (95% confidence, limited "
-            f"only by the {int(attacks['trials'].iloc[0])} trials)" + game_summary(game),
+            f"only by the {int(attacks['trials'].iloc[0])} trials)" + b_alone_summary(b_alone) + game_summary(game),
             note="With A known, B's update V^T A^T is a deterministic function of the data: no privacy at all. With A "
-            "secret but the merged weights released, the symmetry of M gives membership away. A release of B alone "
-            "with A secret is not tested here.",
+            "secret but the merged weights released, the symmetry of M gives membership away. With A secret and B "
+            "alone released, B's columns lie in the span of the batch's output gradients, which the target's own "
+            "leaves whenever the others' gradient has rank below the layer's output width (always for GPT-2's "
+            "c_attn, whose output is three times its input); beyond that the release is a Gaussian sketch whose "
+            "covariance still carries the target (likelihood-ratio test, a caveat). One step from B = 0, the "
+            "others' data known, as in the DP game." + ("" if b_alone is not None else " B alone is not tested here."),
         )
     )
 
@@ -192,6 +303,7 @@ def claims(
         )
         for r in ([] if game is None else game.itertuples())
     ]
+    checks += alone_by_design
     if game is not None:
         separated = ", ".join(str(int(r)) for r in game["r"][game["fitted_A_separated"].astype(bool)]) or "none"
         checks.append(
@@ -211,10 +323,12 @@ def claims(
             f"{sorted({int(v) for v in secret['b']})}: every trial told apart; audit eps >= {eps_top:.3g} at "
             f"{trials_top} trials and growing without bound" + game_summary(game),
             note="Tested on one noise-free LoRA step with A frozen, white-box as in the DP game, for releases from "
-            "which M V can be computed: the merged weights, or the adapter with A. A release of B alone with A kept "
-            "secret (B^T = -eta A V, a random sketch of V) is not tested: there the symmetry test says nothing. "
-            "Paper A's v8-v9 text was not available to us; if its guarantee concerns that release, or rests on "
-            "added noise, this verdict does not apply to it. On a trained GPT-2 (LoRA-FA by full-batch SGD, so that A "
+            "which M V can be computed (the merged weights, or the adapter with A) and for the release of B alone "
+            "with A kept secret (B^T = -eta A V, the random sketch of V the claim rests on), where the symmetry test "
+            "says nothing but the support of B does, while the others' gradient has rank below the layer's output "
+            "width. Paper A's v8-v9 text was not available to us; if its guarantee rests on added noise or on "
+            "batches whose gradient rank exceeds that width, this verdict does not apply to it. On a trained GPT-2 "
+            "(LoRA-FA by full-batch SGD, so that A "
             "is training's only randomness) the same holds: with A released, replaying training on the other texts "
             "reproduces the release exactly when the target is out and never when it is in. With A secret (the "
             "random sketch the claim rests on) and the merged weights released, an attack that reads A's row space "

@@ -354,6 +354,70 @@ def matrix_attack_trials(
     return out
 
 
+def outside_range(Y: np.ndarray, V0: np.ndarray) -> float:
+    """||(I - P) Y||_F / ||Y||_F, P the orthogonal projection onto the column space of V0^T.
+
+    The release of B alone (A secret): B's first update -eta V^T A^T has its columns in the column space of
+    V^T, so a release made without the target lies in that of the others' gradient V0^T, exactly (0 to
+    rounding); one made with the target has a component outside it whenever the target's output direction
+    leaves that space, which happens when rank(V0) < n (the layer's output width).
+    """
+    Y, V0 = np.asarray(Y, dtype=float), np.asarray(V0, dtype=float)
+    if Y.ndim != 2 or V0.ndim != 2 or Y.shape[0] != V0.shape[1]:
+        raise ValueError(f"Y must be n x r and V0 d x n, got {Y.shape} and {V0.shape}")
+    U, s, _ = np.linalg.svd(V0.T, full_matrices=False)
+    basis = U[:, : int(np.sum(s > s[0] * 1e-10))] if s.size and s[0] > 0 else U[:, :0]
+    residual = Y - basis @ (basis.T @ Y)
+    return float(np.linalg.norm(residual) / max(np.linalg.norm(Y), 1e-300))
+
+
+def sketch_log_likelihood_ratio(Y: np.ndarray, V0: np.ndarray, V1: np.ndarray, r: int) -> float:
+    """log p1(Y) - p0(Y) for Y = V^T A^T with A's entries N(0, 1/r): its r columns are i.i.d. N(0, V^T V / r).
+
+    The most powerful test between the two worlds (Neyman-Pearson) when both covariances have full rank n;
+    NaN when V0^T V0 is singular (then ``outside_range`` decides with certainty).
+    """
+    check_rank(r)
+    S0, S1 = V0.T @ V0 / r, V1.T @ V1 / r
+    if np.linalg.matrix_rank(S0) < S0.shape[0]:
+        return math.nan
+    (_, log0), (_, log1) = np.linalg.slogdet(S0), np.linalg.slogdet(S1)
+    quad0, quad1 = np.sum(Y * np.linalg.solve(S0, Y)), np.sum(Y * np.linalg.solve(S1, Y))
+    return float(-(r / 2) * (log1 - log0) - 0.5 * (quad1 - quad0))
+
+
+def b_alone_trials(
+    d: int,
+    n: int,
+    r: int,
+    b: int,
+    trials: int,
+    rng: np.random.Generator,
+    kind: str = "outer",
+    target_scale: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """Two white-box attacks on the release of B's first LoRA-FA update alone, A secret (B^T = -eta A V).
+
+    Each trial draws the others' gradient V0 (d x n from b rank-one terms), a target h delta^T (times
+    ``target_scale``), a fresh secret A and a coin; the release is V^T A^T (the -eta changes nothing).  Scores
+    ("target in" is higher): ``support``, :func:`outside_range` of the release against V0; ``likelihood``,
+    :func:`sketch_log_likelihood_ratio` (NaN when V0's rank is below n).  The attacker knows the data, as in
+    the DP game, not A.
+    """
+    check_rank(r)
+    check_positive("target_scale", target_scale)
+    out = {"member": np.zeros(trials, dtype=bool), "support": np.zeros(trials), "likelihood": np.zeros(trials)}
+    for t in range(trials):
+        V0 = gradient_batch(d, n, b, rng, kind)
+        V1 = V0 + target_scale * np.outer(rng.standard_normal(d), rng.standard_normal(n)) / math.sqrt(b)
+        member = bool(rng.integers(2))
+        Y = (V1 if member else V0).T @ sample_projection(rng, r, d).T
+        out["member"][t] = member
+        out["support"][t] = outside_range(Y, V0)
+        out["likelihood"][t] = sketch_log_likelihood_ratio(Y, V0, V1, r)
+    return out
+
+
 def sensitivity_ratio(d: int, r: int, draws: int, rng: np.random.Generator) -> np.ndarray:
     """Draws of |P_M u|^2 / |u|^2 for a fixed u, P_M the projection onto the range of M = A^T A (an r-dim
     subspace with a uniformly random orientation): Beta(r/2, (d - r)/2), mean r/d (paper B's M2 ratio)."""
