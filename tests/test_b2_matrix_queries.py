@@ -45,7 +45,7 @@ def test_b_alone_with_a_secret(tiny_scale):
     assert "B alone with A secret: told apart" in claims["B-2.lora-not-private"].summary
     numbers = b2.b_alone_numbers(table)
     assert numbers["b2_matrix_queries_b_alone_support_separated"] == 1
-    assert numbers["b2_matrix_queries_b_alone_lr_auc_big_target"] == likely["auc"]
+    assert numbers["b2_matrix_queries_b_alone_lr_auc_big_target"] == pytest.approx(likely["auc"], abs=1e-3)
     # without the B-alone table the notes say it is untested
     plain = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale)}
     assert "B alone is not tested" in plain["B-2.lora-not-private"].note

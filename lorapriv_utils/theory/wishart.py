@@ -354,6 +354,9 @@ def matrix_attack_trials(
     return out
 
 
+RANGE_TOLERANCE = 1e-9  # an eigenvalue of V0^T V0 below this share of the largest counts as zero
+
+
 def outside_range(Y: np.ndarray, V0: np.ndarray) -> float:
     """||(I - P) Y||_F / ||Y||_F, P the orthogonal projection onto the column space of V0^T.
 
@@ -365,8 +368,9 @@ def outside_range(Y: np.ndarray, V0: np.ndarray) -> float:
     Y, V0 = np.asarray(Y, dtype=float), np.asarray(V0, dtype=float)
     if Y.ndim != 2 or V0.ndim != 2 or Y.shape[0] != V0.shape[1]:
         raise ValueError(f"Y must be n x r and V0 d x n, got {Y.shape} and {V0.shape}")
-    U, s, _ = np.linalg.svd(V0.T, full_matrices=False)
-    basis = U[:, : int(np.sum(s > s[0] * 1e-10))] if s.size and s[0] > 0 else U[:, :0]
+    # The column space of V0^T is that of the n x n Gram matrix V0^T V0: its eigenvectors above rounding level.
+    values, vectors = np.linalg.eigh(V0.T @ V0)
+    basis = vectors[:, values > max(values.max(), 0.0) * RANGE_TOLERANCE]
     residual = Y - basis @ (basis.T @ Y)
     return float(np.linalg.norm(residual) / max(np.linalg.norm(Y), 1e-300))
 
@@ -378,6 +382,8 @@ def sketch_log_likelihood_ratio(Y: np.ndarray, V0: np.ndarray, V1: np.ndarray, r
     NaN when V0^T V0 is singular (then ``outside_range`` decides with certainty).
     """
     check_rank(r)
+    if min(V0.shape) < V0.shape[1]:  # rank(V0) <= d < n: the covariance is singular
+        return math.nan
     S0, S1 = V0.T @ V0 / r, V1.T @ V1 / r
     if np.linalg.matrix_rank(S0) < S0.shape[0]:
         return math.nan
@@ -414,7 +420,7 @@ def b_alone_trials(
         Y = (V1 if member else V0).T @ sample_projection(rng, r, d).T
         out["member"][t] = member
         out["support"][t] = outside_range(Y, V0)
-        out["likelihood"][t] = sketch_log_likelihood_ratio(Y, V0, V1, r)
+        out["likelihood"][t] = sketch_log_likelihood_ratio(Y, V0, V1, r) if min(d, b) >= n else math.nan
     return out
 
 
