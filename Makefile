@@ -25,7 +25,7 @@ help:
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (about 2.5 hours on one core; resumable)"
-	@echo "make results-a6-large  recompute §6's grid at cpu-large on PTB, Enron, PubMed (about 100 minutes on 2 cores; DATA_DIR=../shared/data)"
+	@echo "make results-a6-large  recompute §6's grid at cpu-large on PTB, Enron, PubMed (about 80 minutes on 2 cores; DATA_DIR=../shared/data)"
 	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (about 30 minutes; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about an hour)"

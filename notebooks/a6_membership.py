@@ -73,7 +73,7 @@ display_table(a6.table1_comparison(summary, scale))
 # into the repository). The long e-mails and abstracts keep fewer texts per part (the
 # `nonmembers` column), so that each corpus costs about the same training time; TPR at 0.01%
 # is again out of reach. The records are committed under `results/published/cpu-large/`;
-# `make results-a6-large` recomputes them (about 100 minutes on 2 cores).
+# `make results-a6-large` recomputes them (about 80 minutes on 2 cores).
 
 # %%
 larger = a6.load_grid(SCALES[a6.LARGER])
