@@ -34,25 +34,23 @@ def attack_table(cases: list[tuple[int, int, int, int, str]], scale: Scale) -> p
         res = wishart.matrix_attack_trials(
             d, n, r, b, scale.attack_trials, rng_for(scale.seed, _ATTACK, d, n, r, b), kind
         )
-        member = res["member"]
         for name in ATTACKS:
-            s_in, s_out = res[name][member], res[name][~member]
-            rows.append(
-                {
-                    "d": d,
-                    "n": n,
-                    "r": r,
-                    "b": b,
-                    "gradient": kind,
-                    "attack": name,
-                    "trials": member.size,
-                    "auc": float(roc_auc_score(member, res[name])),
-                    "separated": bool(s_in.min() > s_out.max()),
-                    "tv_low": audit.tv_lower_bound(s_in, s_out),
-                    "eps_low": audit.audit_scores(s_in, s_out).epsilon_low,
-                }
-            )
+            rows.append({"d": d, "n": n, "r": r, "b": b, "gradient": kind, "attack": name} | _scored(res, name))
     return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def _scored(res: dict[str, np.ndarray], name: str) -> dict:
+    """How well attack ``name``'s scores tell ``res["member"]`` apart: trials, AUC, perfect separation, and the
+    95% lower bounds on total variation and on epsilon."""
+    member, score = res["member"], res[name]
+    s_in, s_out = score[member], score[~member]
+    return {
+        "trials": member.size,
+        "auc": float(roc_auc_score(member, score)),
+        "separated": bool(s_in.min() > s_out.max()),
+        "tv_low": audit.tv_lower_bound(s_in, s_out),
+        "eps_low": audit.audit_scores(s_in, s_out).epsilon_low,
+    }
 
 
 def audit_growth(case: tuple[int, int, int, int, str], trial_counts: list[int], scale: Scale) -> pd.DataFrame:
@@ -99,30 +97,13 @@ def b_alone_table(cases: list[tuple[int, int, int, int, str, float]], scale: Sca
     for d, n, r, b, kind, target_scale in cases:
         rng = rng_for(scale.seed, _B_ALONE, d, n, r, b, int(round(10 * target_scale)))
         res = wishart.b_alone_trials(d, n, r, b, scale.attack_trials, rng, kind, target_scale)
-        member = res["member"]
         for name in B_ALONE_ATTACKS:
-            score = res[name]
-            if name == "likelihood" and np.isnan(score).any():
+            if name == "likelihood" and np.isnan(res[name]).any():
                 continue  # V0 is singular: the support test decides with certainty instead
             if name == "support" and min(d, b) >= n:
                 continue  # the others' gradient spans every output direction: the residual is rounding noise
-            s_in, s_out = score[member], score[~member]
-            rows.append(
-                {
-                    "d": d,
-                    "n": n,
-                    "r": r,
-                    "b": b,
-                    "target_scale": target_scale,
-                    "rank_below_n": min(d, b) < n,
-                    "attack": name,
-                    "trials": member.size,
-                    "auc": float(roc_auc_score(member, score)),
-                    "separated": bool(s_in.min() > s_out.max()),
-                    "tv_low": audit.tv_lower_bound(s_in, s_out),
-                    "eps_low": audit.audit_scores(s_in, s_out).epsilon_low,
-                }
-            )
+            shape = {"d": d, "n": n, "r": r, "b": b, "target_scale": target_scale, "rank_below_n": min(d, b) < n}
+            rows.append(shape | {"attack": name} | _scored(res, name))
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
