@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import dp, dp_compare, models
+from lorapriv_utils.mia import compressed, dp, dp_compare, models
 from lorapriv_utils.mia.data import TextWindows
 from lorapriv_utils.mia.runner import Runner
 from lorapriv_utils.mia.training import TrainConfig, row_nll
@@ -20,14 +20,16 @@ from lorapriv_utils.scale import DPConfig
 def test_cells_are_checked_and_named():
     assert dp_compare.DPCell("lorafa", 0.5, rank=8).name == "ptb/lorafa-r8-z0.5-s0"
     assert dp_compare.DPCell("full", 0.0).name == "ptb/full-z0-s0"
-    cells = dp_compare.plan(noise=(0.0, 1.0), rank=4)
-    assert len(cells) == 8 and {c.rank for c in cells if c.weights in ("lorafa", "lora")} == {4}
+    cells = dp_compare.plan(noise=(0.0, 1.0), rank=4, seeds=(0, 1))
+    assert len(cells) == 18 and {c.rank for c in cells if c.weights in dp_compare.LOW_RANK} == {4}
+    assert not [c for c in cells if c.weights == "compressed" and c.noise == 0]  # nothing to match without noise
     for kwargs, match in [
         ({"weights": "all", "noise": 1.0}, "unknown weight set"),
         ({"weights": "lorafa", "noise": 1.0}, "needs rank"),
         ({"weights": "full", "noise": 1.0, "rank": 8}, "takes no rank"),
         ({"weights": "full", "noise": -1.0}, ">= 0"),
         ({"weights": "full", "noise": float("nan")}, "finite"),
+        ({"weights": "compressed", "noise": 0.0, "rank": 8}, "noise multiplier > 0"),
     ]:
         with pytest.raises(ValueError, match=match):
             dp_compare.DPCell(**kwargs)
@@ -75,23 +77,45 @@ def test_a_full_model_dp_step_is_the_clipped_mean_of_per_text_gradients():
 @pytest.mark.slow
 def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch):
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    matched = compressed.matched_noise  # a coarser noise search (still a valid certificate) keeps the test short
+    monkeypatch.setattr(compressed, "matched_noise", lambda *args: matched(*args, bins=12))
     work = Runner(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
-    cells = [dp_compare.DPCell("full", 1.0), dp_compare.DPCell("lorafa", 1.0, rank=2)]
+    cells = [
+        dp_compare.DPCell("full", 1.0),
+        dp_compare.DPCell("lorafa", 1.0, rank=2),
+        dp_compare.DPCell("compressed", 1.0, rank=2),
+    ]
     first = dp_compare.run(work, cells)
     folder = tmp_path / "out" / "dp_compare" / "cpu-small" / "ptb"
-    assert sorted(p.name for p in folder.iterdir()) == ["full-z1-s0.json", "lorafa-r2-z1-s0.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "compressed-r2-z1-s0.json",
+        "full-z1-s0.json",
+        "lorafa-r2-z1-s0.json",
+    ]
     record = json.loads((folder / "full-z1-s0.json").read_text())
     assert {"key", "git_commit", "versions", "runtime", "wall_seconds", "split_hashes"} <= set(record["manifest"])
-    assert len(record["metrics"]["sweep"]) == len(ddp_driver.SCALE.engine.dense.lr_grid)
+    assert len(record["metrics"]["sweep"]) == len(ddp_driver.SCALE.engine.dense.lr_grid) + 2  # widened grid
+    losses = record["metrics"]["text_losses"]
+    assert len(losses["target"]["members"]) == record["metrics"]["texts"]["members"]
     eps = [r["metrics"]["training"]["epsilon"] for r in first]
     assert eps[0] == eps[1] and eps[0] > 0  # one (sigma, q, steps): one certificate, whatever is trained
+    training = first[2]["metrics"]["training"]
+    assert training["matched_epsilon"] == eps[0] and training["epsilon"] <= eps[0]  # matched, from below
+    assert training["noise_multiplier"] < 1.0 and training["epsilon_plain_dpsgd"] > eps[0]
     frame = dp_compare.summary(dp_compare.load(folder.parent))
-    assert list(frame["weights"]) == ["full", "lorafa"]
+    assert list(frame["weights"]) == ["full", "lorafa", "compressed"]
     assert frame["trainable"].iloc[0] > frame["trainable"].iloc[1]
     assert (frame["loss_low"] <= frame["loss_auc"]).all() and (frame["loss_auc"] <= frame["loss_high"]).all()
     # a rerun reuses the intact, current records
     monkeypatch.setattr(dp_compare, "run_cell", lambda *a: pytest.fail("a current record was recomputed"))
     assert [r["checksum"] for r in dp_compare.run(work, cells)] == [r["checksum"] for r in first]
+
+
+def test_the_grid_is_the_engines_widened_by_one_step_at_each_end(tmp_path):
+    work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
+    grid = list(ddp_driver.SCALE.engine.dense.lr_grid)  # (1e-3, 3e-3)
+    assert dp_compare.lr_grid(work, "full")["grid"] == pytest.approx([grid[0] / 3, *grid, grid[1] * 3], rel=1e-2)
+    assert dp_compare.lr_grid(work, "compressed") == dp_compare.lr_grid(work, "adapter")
 
 
 def test_load_says_how_to_make_the_records(tmp_path):

@@ -121,6 +121,67 @@ def test_m1_secret_a_amplifies_at_small_rank_and_not_at_huge_rank():
     assert abs(m - alone) < 4 * se
 
 
+def test_subsampled_gaussian_delta_matches_dp_accounting():
+    for sigma, q, eps in [(1.0, 0.02, 0.5), (0.7, 0.1, 1.0), (2.0, 1.0, 0.3)]:
+        direct = pld.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=1e-4)
+        exact = noisy.subsampled_gaussian_delta(eps, 1 / sigma, q)
+        assert exact <= direct.get_delta_for_epsilon(eps) <= exact * 1.05 + 1e-15  # PLD pessimistic, and close
+
+
+def test_compressed_accounting_at_full_rank_is_plain_subsampled_dp_sgd():
+    plain = pld.from_gaussian_mechanism(0.8, sampling_prob=0.05, value_discretization_interval=1e-3).self_compose(30)
+    assert noisy.m2_subsampled_epsilon(1e-5, 0.8, 0.05, 30, 16, 16) == pytest.approx(
+        plain.get_epsilon_for_delta(1e-5), rel=1e-12
+    )
+
+
+def test_compressed_accounting_is_pessimistic_and_close_to_the_quadrature_at_one_step():
+    for sigma, q, eps in [(0.5, 0.02, 2.0), (1.0, 0.2, 0.3)]:
+        exact = noisy.m2_subsampled_delta_exact(eps, sigma, q, 64, 8)
+        bound = noisy.m2_subsampled_pld(sigma, q, 64, 8, bins=200).get_delta_for_epsilon(eps)
+        assert exact <= bound <= 1.25 * exact
+        assert exact < noisy.subsampled_gaussian_delta(eps, 1 / sigma, q)  # the projection amplifies
+
+
+def test_compressed_accounting_without_sampling_is_the_symmetric_m2_pld():
+    # q = 1: the mixture of subsampled Gaussians is M2's mixture of Gaussians (two roundings of one law)
+    a = noisy.m2_subsampled_epsilon(1e-5, 1.0, 1.0, 20, 32, 4, bins=200)
+    b = noisy.m2_fresh_epsilon(1e-5, 1.0, 32, 4, steps=20)
+    assert a == pytest.approx(b, rel=0.02)
+
+
+def test_coarser_bins_only_loosen_the_certificate():
+    fine = noisy.m2_subsampled_epsilon(1e-5, 0.6, 0.05, 40, 64, 8, bins=60)
+    coarse = noisy.m2_subsampled_epsilon(1e-5, 0.6, 0.05, 40, 64, 8, bins=10)
+    assert fine <= coarse
+
+
+def test_matched_noise_meets_the_target_from_below():
+    plain = pld.from_gaussian_mechanism(1.0, sampling_prob=0.05, value_discretization_interval=1e-3).self_compose(20)
+    target = plain.get_epsilon_for_delta(1e-5)
+    sigma = noisy.m2_matched_noise(target, 1e-5, 0.05, 20, 64, 8, upper=1.0, rtol=2e-2, bins=12)
+    assert sigma < 0.8  # rank 8 of 64: much less noise for the same epsilon
+    assert noisy.m2_subsampled_epsilon(1e-5, sigma, 0.05, 20, 64, 8, bins=12) <= target
+    assert noisy.m2_subsampled_epsilon(1e-5, sigma / 1.04, 0.05, 20, 64, 8, bins=12) > target  # and not much less
+    with pytest.raises(ValueError, match="raise `upper`"):
+        noisy.m2_matched_noise(target, 1e-5, 0.05, 20, 64, 8, upper=0.1, bins=12)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: noisy.m2_subsampled_pld(0.0, 0.1, 10, 2), "noise multiplier"),
+        (lambda: noisy.m2_subsampled_pld(1.0, 1.5, 10, 2), "sampling rate"),
+        (lambda: noisy.m2_subsampled_pld(1.0, 0.1, 10, 2, bins=1), "bins"),
+        (lambda: noisy.m2_subsampled_epsilon(1e-5, 1.0, 0.1, 0, 10, 2), "steps"),
+        (lambda: noisy.m2_matched_noise(-1.0, 1e-5, 0.1, 10, 10, 2, upper=1.0), "epsilon"),
+    ],
+)
+def test_compressed_accounting_rejects_bad_inputs(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

@@ -8,16 +8,22 @@ as the privacy unit, Poisson sampling, per-text clipping to C, noise N(0, (sigma
 * ``adapter``: the ``c_attn`` matrices that LoRA adapts, at full rank;
 * ``lorafa``: B of a rank-r LoRA on ``c_attn`` with A frozen at its N(0, 1/r) start (paper A's frozen-A
   setting made private, paper B's DP-LoRA-FA);
-* ``lora``: both factors (the engine's ``dpsgd``).
+* ``lora``: both factors (the engine's ``dpsgd``);
+* ``compressed``: paper B's M2 in training (:mod:`.compressed`): DP-SGD on the ``c_attn`` matrices in their
+  full space, then a fresh secret rank-r projection of each noisy gradient, at the noise multiplier whose
+  M2 certificate matches plain DP-SGD's at the cell's noise (so its row sits beside the others at one epsilon
+  and less noise: paper B's "tighter accounting lets DP fine-tuning use less noise").
 
-At one (sigma, sampling rate, steps) the DP-SGD certificate is one number for all four: the accountant sees
-the clipped sensitivity C and the noise, not how many weights carry them.  Whatever "more private" means
-then has to show in the attacks, so each cell measures validation perplexity and two attacks on members
-against non-members: the loss attack and eq. 24's reference attack, whose reference is the same weight set
-trained on the auxiliary part at the rate the engine's rule picks (lowest validation perplexity over the
-scale's grid), with its own noise, sampling and LoRA start (a reference that shared the target's noise would
-cancel it in eq. 24's difference and overstate the leakage).  sigma = 0 (clipping alone, no certificate)
-shows what the attacks see without noise.
+At one (sigma, sampling rate, steps) the DP-SGD certificate is one number for the first four: the
+accountant sees the clipped sensitivity C and the noise, not how many weights carry them.  Whatever "more
+private" means then has to show in the attacks, so each cell measures validation perplexity and two attacks
+on members against non-members: the loss attack and eq. 24's reference attack, whose reference is the same
+weight set trained on the auxiliary part at the rate the rule picks (lowest validation perplexity over the
+engine's grid widened by one step at each end), with its own noise, sampling and LoRA start (a reference
+that shared the target's noise would cancel it in eq. 24's difference and overstate the leakage).
+sigma = 0 (clipping alone, no certificate) shows what the attacks see without noise.  Each record keeps
+every text's loss under the target and the reference, so that two weight sets can be compared text by
+text (a paired bootstrap).
 
 Results: one JSON record per cell, written atomically with a manifest and a staleness key, under
 ``OUT/dp_compare/SCALE/``; a rerun skips the cells that are intact and current
@@ -41,23 +47,27 @@ from tqdm.auto import tqdm
 from ..files import atomic_write_text
 from ..provenance import package_version, package_versions, source_digest
 from ..scale import Scale
-from . import dp, finetune
+from . import compressed, dp, finetune
 from . import metrics as mia_metrics
 from .report import SCHEMA, read_record, record_checksum
 from .runner import CODE, COMPUTING_PACKAGES, Runner, attack_metrics, load_result, perplexity, reference_seed
 from .training import text_losses
 
-WEIGHT_SETS = ("full", "adapter", "lorafa", "lora")
-LOW_RANK = ("lorafa", "lora")
+WEIGHT_SETS = ("full", "adapter", "lorafa", "lora", "compressed")
+LOW_RANK = ("lorafa", "lora", "compressed")
 NOISE = (0.0, 0.5, 1.0, 2.0)
 RANK = 8
-SOURCE = (*CODE, "mia/dp_compare.py")
+SEEDS = (0, 1, 2)
+SOURCE = (*CODE, "mia/dp_compare.py", "mia/compressed.py", "theory/noisy.py")
 KIND = "dp-compare"
 
 
 @dataclass(frozen=True)
 class DPCell:
-    """One DP training: a weight set, DP-SGD's noise multiplier (0: clipping only), a dataset and a seed."""
+    """One DP training: a weight set, DP-SGD's noise multiplier (0: clipping only), a dataset and a seed.
+
+    For ``compressed`` the noise multiplier names the plain DP-SGD certificate matched (the training itself
+    uses the smaller noise that gives compressed DP-SGD that epsilon; the record stores both)."""
 
     weights: str
     noise: float
@@ -72,6 +82,8 @@ class DPCell:
             raise ValueError(f"weight set {self.weights!r} {'needs' if self.weights in LOW_RANK else 'takes no'} rank")
         if not (math.isfinite(self.noise) and self.noise >= 0):
             raise ValueError(f"the noise multiplier must be finite and >= 0 (0: clipping only), got {self.noise}")
+        if self.weights == "compressed" and self.noise == 0:
+            raise ValueError("compressed DP-SGD matches a DP-SGD certificate: give a noise multiplier > 0")
 
     @property
     def name(self) -> str:
@@ -79,9 +91,32 @@ class DPCell:
         return f"{self.dataset}/{self.weights}{rank}-z{self.noise:g}-s{self.seed}"
 
 
-def plan(noise: tuple[float, ...] = NOISE, rank: int = RANK, dataset: str = "ptb", seed: int = 0) -> list[DPCell]:
-    """Every weight set at every noise multiplier."""
-    return [DPCell(w, z, dataset, seed, rank if w in LOW_RANK else None) for z in noise for w in WEIGHT_SETS]
+def plan(
+    noise: tuple[float, ...] = NOISE, rank: int = RANK, dataset: str = "ptb", seeds: tuple[int, ...] = SEEDS
+) -> list[DPCell]:
+    """Every weight set at every noise multiplier and seed (compressed DP-SGD only where there is noise)."""
+    return [
+        DPCell(w, z, dataset, seed, rank if w in LOW_RANK else None)
+        for seed in seeds
+        for z in noise
+        for w in WEIGHT_SETS
+        if not (w == "compressed" and z == 0)
+    ]
+
+
+def lr_grid(work: Runner, weights: str) -> dict:
+    """The engine's learning-rate rule for the weight set's method, its grid widened by one step (the ratio of
+    its first and last neighbours) at each end: DP training often picks a rate at the engine's edges.
+    ``compressed`` trains the full-rank matrices and takes ``adapter``'s grid."""
+    rule = work.lr_rule("adapter" if weights == "compressed" else weights)
+    grid = rule["grid"]
+    if len(grid) < 2:
+        return rule
+    wider = [grid[0] * grid[0] / grid[1], *grid, grid[-1] * grid[-1] / grid[-2]]
+    return {
+        "rule": rule["rule"] + ", over the engine's grid widened by one step at each end",
+        "grid": [float(f"{g:.3g}") for g in wider],
+    }
 
 
 def dp_parameters(
@@ -108,11 +143,25 @@ def train(
     ``reference`` model draws its own secret randomness (sampling, noise) and shares the public LoRA start
     A, as the runner's do."""
     seed = reference_seed(cell.seed) if reference else cell.seed
-    model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, seed, a_seed=cell.seed)
-    model.to(work.device)
-    cfg = replace(work.train_config(cell.weights, cell.seed, lr), seed=seed)
-    settings = replace(work.engine.dp, noise_multiplier=cell.noise)
-    model, stats = dp.dp_train(model, params, windows, cfg, settings, work.device, work.progress, desc)
+    if cell.weights == "compressed":
+        model, params = dp_parameters(copy.deepcopy(work.base()[0]), "adapter", None, seed)
+        cfg = replace(work.train_config("adapter", cell.seed, lr), seed=seed)
+        q, steps = compressed.steps_for(windows.n_texts, cfg.batch_size, cfg.epochs)
+        matched = compressed.matched_noise(
+            cell.noise, q, steps, work.engine.dp.delta, compressed.input_width(params), cell.rank
+        )
+        settings = replace(work.engine.dp, noise_multiplier=matched["noise_multiplier"])
+        model.to(work.device)
+        model, stats = compressed.compressed_train(
+            model, params, windows, cfg, settings, cell.rank, work.device, work.progress, desc
+        )
+        stats = {**stats, "matched_noise_multiplier": cell.noise, "matched_epsilon": matched["matched_epsilon"]}
+    else:
+        model, params = dp_parameters(copy.deepcopy(work.base()[0]), cell.weights, cell.rank, seed, a_seed=cell.seed)
+        model.to(work.device)
+        cfg = replace(work.train_config(cell.weights, cell.seed, lr), seed=seed)
+        settings = replace(work.engine.dp, noise_multiplier=cell.noise)
+        model, stats = dp.dp_train(model, params, windows, cfg, settings, work.device, work.progress, desc)
     return model, {**stats, "trainable_parameters": int(sum(p.numel() for p in params))}
 
 
@@ -124,7 +173,7 @@ def cell_key(work: Runner, cell: DPCell) -> dict:
     """The staleness key: digests of the configuration, the data, the code that computes and the versions."""
     prepared = work.dataset(cell.dataset, cell.seed)
     parts = {
-        "config": {"engine": asdict(work.engine), "cell": asdict(cell), "lr_rule": work.lr_rule(cell.weights)},
+        "config": {"engine": asdict(work.engine), "cell": asdict(cell), "lr_rule": lr_grid(work, cell.weights)},
         "data": prepared.split_hashes,
         "code": {"package": package_version("lorapriv-utils"), "source": source_digest(SOURCE)},
         "versions": package_versions(COMPUTING_PACKAGES),
@@ -137,7 +186,7 @@ def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
     start = time.perf_counter()
     prepared = work.dataset(cell.dataset, cell.seed)
     sweep, best = [], None
-    for lr in work.lr_rule(cell.weights)["grid"]:
+    for lr in lr_grid(work, cell.weights)["grid"]:
         model, _ = train(work, cell, prepared.auxiliary, lr, desc=f"{cell.name} aux lr={lr:g}", reference=True)
         ppl = perplexity(model, prepared.validation, work.device)
         sweep.append({"lr": lr, "validation_perplexity": ppl})
@@ -164,6 +213,10 @@ def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
         "lr": lr,
         "sweep": sweep,
         "texts": {"members": prepared.members.n_texts, "nonmembers": prepared.nonmembers.n_texts},
+        "text_losses": {
+            who: {part: [float(x) for x in losses[who, part]] for part in ("members", "nonmembers")}
+            for who in ("target", "reference")
+        },
         "training": {k: v for k, v in stats.items() if k != "seconds"},
     }
     record = {
@@ -208,7 +261,8 @@ def load(folder: Path) -> list[dict]:
 
 
 def summary(records: list[dict]) -> pd.DataFrame:
-    """One row per cell: weight set, noise, the certified epsilon, the rate chosen, perplexity and both attacks."""
+    """One row per cell: weight set, noise (for ``compressed``: the DP-SGD certificate matched) and the noise
+    trained with, seed, the certified epsilon, the rate chosen, perplexity and both attacks."""
     rows = []
     for r in records:
         m, cell = r["metrics"], r["cell"]
@@ -217,6 +271,8 @@ def summary(records: list[dict]) -> pd.DataFrame:
                 "weights": cell["weights"],
                 "rank": cell["rank"],
                 "noise": cell["noise"],
+                "noise_used": m["training"]["noise_multiplier"],
+                "seed": cell["seed"],
                 "trainable": m["training"]["trainable_parameters"],
                 "epsilon": m["training"]["epsilon"],
                 "epsilon_rdp": m["training"]["epsilon_rdp"],
@@ -232,7 +288,7 @@ def summary(records: list[dict]) -> pd.DataFrame:
     order = {w: i for i, w in enumerate(WEIGHT_SETS)}
     frame = pd.DataFrame(rows)
     return frame.sort_values(
-        ["noise", "weights"], key=lambda c: c.map(order) if c.name == "weights" else c
+        ["noise", "weights", "seed"], key=lambda c: c.map(order) if c.name == "weights" else c
     ).reset_index(drop=True)
 
 
@@ -246,11 +302,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.dp_compare", description=main.__doc__)
     parser.add_argument("--out", required=True, type=Path, help="results folder (records go to OUT/dp_compare/SCALE)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
+    parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated seeds (%(default)s)")
+    parser.add_argument("--shard", default="0/1", help="K/N: run every N-th cell from the K-th (default: all)")
     args = parser.parse_args(argv)
+    try:
+        seeds = tuple(int(s) for s in args.seeds.split(","))
+        k, n = (int(x) for x in args.shard.split("/"))
+        if not 0 <= k < n:
+            raise ValueError
+    except ValueError:
+        parser.error(f"--seeds takes integers (0,1,2), --shard K/N with 0 <= K < N; got {args.seeds!r}, {args.shard!r}")
     set_threads(args.threads)
     scale = current_scale()
     work = Runner(scale, args.out)
-    records = run(work, plan())
+    records = run(work, plan(seeds=seeds)[k::n])
     print(summary(records).round(3).to_string(index=False))
 
 

@@ -104,6 +104,24 @@ def _gaussian_rounded_pmf(mu: float, interval: float, tail: float = 1e-18) -> tu
     return idx, mass, float(special.ndtr(-(hi * interval - m) / mu))
 
 
+def _ratio_bins(d: int, r: int, bins: int) -> list[tuple[float, float]]:
+    """(weight, upper end) of ``bins`` bins of beta's law, each bin represented by its upper end (pessimistic),
+    the last 1e-12 of mass at beta = 1; quantile levels even in the bulk, geometric towards 1 (where delta is
+    decided).  r >= d: all the mass at beta = 1 (the projection is onto all of R^d)."""
+    _check_dims(d, r)
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+        raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+    if r >= d:
+        return [(1.0, 1.0)]
+    bulk = np.linspace(0.0, 0.99, bins // 2 + 1)[1:]
+    tail = 1 - np.geomspace(1e-2, 1e-12, bins // 2 + 1)[1:]
+    levels = np.concatenate([bulk, tail])
+    weights = np.diff(np.concatenate([[0.0], levels]))
+    uppers = ratio_law(d, r).ppf(levels)
+    pairs = [(float(w), float(b)) for w, b in zip(weights, uppers, strict=True)] + [(float(1.0 - levels[-1]), 1.0)]
+    return [(w, b) for w, b in pairs if w > 0]
+
+
 def m2_fresh_pld(mu: float, d: int, r: int, interval: float = 1e-3, bins: int = 400):
     """dp-accounting's PLD of one M2 step with a fresh A (the joint law of (A, release)): a mixture of Gaussian
     PLDs over beta, each bin of beta's law represented by its upper end (pessimistic), the last 1e-12 of mass
@@ -111,25 +129,10 @@ def m2_fresh_pld(mu: float, d: int, r: int, interval: float = 1e-3, bins: int = 
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     mu = _check_mu(mu)
-    _check_dims(d, r)
     check_positive("interval", interval)
-    if r >= d:  # the projection is onto all of R^d: every bit of mass at beta = 1
-        weights, uppers = np.array([1.0]), np.array([1.0])
-        rest = 0.0
-    else:
-        law = ratio_law(d, r)
-        # quantile levels: even in the bulk, geometric towards 1 (where delta is decided), then the rest at beta = 1
-        bulk = np.linspace(0.0, 0.99, bins // 2 + 1)[1:]
-        tail = 1 - np.geomspace(1e-2, 1e-12, bins // 2 + 1)[1:]
-        levels = np.concatenate([bulk, tail])
-        weights = np.diff(np.concatenate([[0.0], levels]))
-        uppers = law.ppf(levels)
-        rest = 1.0 - levels[-1]
     pmf: dict[int, float] = {}
     infinity = 0.0
-    for w, b in [*zip(weights, uppers, strict=True), (rest, 1.0)]:
-        if w <= 0:
-            continue
+    for w, b in _ratio_bins(d, r, bins):
         idx, mass, inf_mass = _gaussian_rounded_pmf(math.sqrt(b) * mu, interval)
         for i, p in zip(idx.tolist(), (w * mass).tolist(), strict=True):
             if p > 0:
@@ -161,6 +164,137 @@ def m2_fresh_same_difference_epsilon(
     S = ratio_law(d, r).rvs(size=(draws, steps), random_state=rng).sum(axis=1)
     scaled = np.sqrt(S) * mu
     return epsilon_at(delta, lambda e: float(gauss_delta(e, scaled).mean()))
+
+
+def _check_rate(sample_rate: float) -> float:
+    if not (math.isfinite(sample_rate) and 0 < sample_rate <= 1):
+        raise ValueError(f"the sampling rate must lie in (0, 1], got {sample_rate}")
+    return float(sample_rate)
+
+
+def _check_noise(noise_multiplier: float) -> float:
+    if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
+        raise ValueError(
+            f"the noise multiplier must be positive and finite, got {noise_multiplier} (sigma = 0 certifies nothing)"
+        )
+    return float(noise_multiplier)
+
+
+def m2_subsampled_pld(
+    noise_multiplier: float, sample_rate: float, d: int, r: int, bins: int = 100, interval: float = 1e-3
+):
+    """dp-accounting's PLD of one step of compressed DP-SGD (paper B's M2 in training): Poisson sampling at
+    ``sample_rate``, a text's gradient clipped to C in the full d-dimensional input space, noise N(0, (sigma C)^2)
+    there, then a fresh A.  Given A the step is the subsampled Gaussian mechanism with sensitivity sqrt(beta) C
+    (whiten the released A (G + E)); the joint law of (A, release) mixes those PLDs over beta's law, for the
+    "remove" and the "add" neighbour each, beta's bins at their upper ends (pessimistic).  Exact, up to that
+    discretization, for a difference of rank one in one layer (beta ~ Beta(r/2, (d - r)/2)); for a text whose
+    gradient has several directions beta is a weighted mean of such ratios, and treating it as one is the
+    assumption this accounting makes (not proved here)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    sigma, q = _check_noise(noise_multiplier), _check_rate(sample_rate)
+    check_positive("interval", interval)
+    remove = add = None
+    total = 0.0
+    for w, b in _ratio_bins(d, r, bins):
+        step = pld.from_gaussian_mechanism(
+            sigma, sensitivity=math.sqrt(b), sampling_prob=q, value_discretization_interval=interval
+        )
+        if remove is None:
+            remove, add, total = step._pmf_remove, step._pmf_add, w
+            continue
+        keep = total / (total + w)
+        remove = remove.compute_mixture(step._pmf_remove, keep)
+        add = add.compute_mixture(step._pmf_add, keep)
+        total += w
+    return pld.PrivacyLossDistribution(remove, add)
+
+
+def m2_subsampled_epsilon(
+    delta: float, noise_multiplier: float, sample_rate: float, steps: int, d: int, r: int, bins: int = 100
+) -> float:
+    """eps at ``delta`` of ``steps`` steps of compressed DP-SGD, a fresh A each (see :func:`m2_subsampled_pld`)."""
+    check_positive("delta", delta)
+    steps = _check_steps(steps)
+    dist = m2_subsampled_pld(noise_multiplier, sample_rate, d, r, bins)
+    if steps > 1:
+        dist = dist.self_compose(steps)
+    return float(dist.get_epsilon_for_delta(delta))
+
+
+def _directions(eps: float, m: float, q: float) -> tuple[float, float]:
+    """(remove, add) delta(eps) of the subsampled Gaussian with parameter m and rate q."""
+    if m <= 0:
+        return 0.0, 0.0
+    x = (math.log((math.expm1(eps) + q) / q) + m * m / 2) / m
+    remove = (1 - q) * special.ndtr(-x) + q * special.ndtr(m - x) - math.exp(eps) * special.ndtr(-x)
+    add = 0.0
+    if q == 1 or math.exp(-eps) > 1 - q:
+        x = (math.log((math.exp(-eps) - 1 + q) / q) + m * m / 2) / m
+        add = special.ndtr(x) - math.exp(eps) * ((1 - q) * special.ndtr(x) + q * special.ndtr(x - m))
+    return float(max(remove, 0.0)), float(max(add, 0.0))
+
+
+def subsampled_gaussian_delta(eps: float, m: float, sample_rate: float) -> float:
+    """The exact delta(eps) of the Poisson-subsampled Gaussian mechanism N(0, 1) against (1 - q) N(0, 1) + q N(m, 1),
+    the larger of its "remove" and "add" directions (the likelihood ratio is monotone in the output)."""
+    q = _check_rate(sample_rate)
+    return max(_directions(eps, m, q))
+
+
+def m2_subsampled_delta_exact(eps: float, noise_multiplier: float, sample_rate: float, d: int, r: int) -> float:
+    """One step's delta(eps) of compressed DP-SGD by quadrature over beta, E_beta[delta_subsampled(eps;
+    sqrt(beta) / sigma)], each direction averaged on its own (an instrument for :func:`m2_subsampled_pld`)."""
+    sigma, q = _check_noise(noise_multiplier), _check_rate(sample_rate)
+    _check_dims(d, r)
+    if r >= d:
+        return subsampled_gaussian_delta(eps, 1 / sigma, q)
+    law = ratio_law(d, r)
+    points = [float(law.ppf(p)) for p in (0.5, 0.99, 1 - 1e-6, 1 - 1e-10)]
+
+    def direction(which: int) -> float:
+        def integrand(b: float) -> float:
+            m = math.sqrt(b) / sigma
+            return _directions(eps, m, q)[which] * law.pdf(b)
+
+        value, _ = integrate.quad(integrand, 0.0, 1.0, points=points, limit=400, epsabs=1e-16, epsrel=1e-9)
+        return value
+
+    return float(max(direction(0), direction(1)))
+
+
+def m2_matched_noise(
+    epsilon: float,
+    delta: float,
+    sample_rate: float,
+    steps: int,
+    d: int,
+    r: int,
+    upper: float,
+    rtol: float = 1e-3,
+    bins: int = 100,
+) -> float:
+    """The smallest noise multiplier (to ``rtol``) at which compressed DP-SGD certifies ``epsilon`` at ``delta``:
+    bisection on log sigma below ``upper`` (a sigma whose certificate is already within ``epsilon``, e.g. plain
+    DP-SGD's); returns the bracket's upper end, so the certificate at the answer is within ``epsilon``."""
+    check_positive("epsilon", epsilon)
+    hi = _check_noise(upper)
+
+    def eps_at(sigma: float) -> float:
+        return m2_subsampled_epsilon(delta, sigma, sample_rate, steps, d, r, bins)
+
+    if eps_at(hi) > epsilon:
+        raise ValueError(f"at sigma = {hi} compressed DP-SGD certifies more than eps = {epsilon}: raise `upper`")
+    lo = hi / 2
+    while eps_at(lo) <= epsilon:
+        hi, lo = lo, lo / 2
+        if lo < 1e-3:
+            raise ValueError(f"eps = {epsilon} is reached below sigma = 1e-3: the accounting is degenerate there")
+    while hi / lo > 1 + rtol:
+        mid = math.sqrt(hi * lo)
+        hi, lo = (mid, lo) if eps_at(mid) <= epsilon else (hi, mid)
+    return hi
 
 
 def gaussian_epsilon(delta: float, mu: float, steps: int = 1) -> float:

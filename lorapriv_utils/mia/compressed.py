@@ -1,0 +1,171 @@
+"""Compressed DP-SGD: paper B's noisy variant M2 (add noise, then project) as a training rule.
+
+Each step runs DP-SGD on the matrices LoRA adapts (GPT-2's ``c_attn``), in their full space: every text's
+gradient is clipped to C over all those matrices together, N(0, (sigma C)^2) noise is added there (Opacus's
+``DPOptimizer``, a text as the privacy unit, Poisson sampling, exactly as :func:`.dp.dp_train`), and then each
+matrix's noisy gradient G + E is projected, G + E -> M (G + E) with M = A^T A and a fresh secret r x d_in
+matrix A of N(0, 1/r) entries per layer and per step (E[M] = I: the update is unbiased).  The update
+M (G + E) = A^T [A (G + E)] is a post-processing of (A, A (G + E)), so the step's privacy is that of the
+joint release, which ``theory.noisy.m2_subsampled_pld`` accounts for: given A, a subsampled Gaussian
+mechanism whose sensitivity is C |P_A u| rather than C.  That accounting, not Opacus's, is the certificate
+here; the noise multiplier is chosen so that it matches a given DP-SGD certificate
+(:func:`matched_noise`).
+
+The loop repeats :func:`.dp.dp_train`'s, with the projection attached as the optimizer's step hook (it runs
+after Opacus's clipping, noise and scaling and before the update): ``dp.py`` is engine code whose digest keys
+every committed record, so it is not edited to take the hook.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+
+import torch
+from tqdm.auto import tqdm
+
+from ..numbers import check_rank
+from ..scale import DPConfig
+from ..theory import noisy
+from .data import TextWindows
+from .dp import epsilons, noise_generator
+from .per_text import TextBatches, per_text_backward
+from .training import TrainConfig, linear_schedule, make_optimizer
+
+
+def input_width(params: list[torch.nn.Parameter]) -> int:
+    """The common input width d of the adapted matrices (GPT-2's Conv1D stores W as d_in x d_out)."""
+    widths = {p.shape[0] for p in params}
+    if len(widths) != 1 or any(p.dim() != 2 for p in params):
+        shapes = [tuple(p.shape) for p in params]
+        raise ValueError(f"compressed DP-SGD needs matrices of one input width, got shapes {shapes}")
+    return widths.pop()
+
+
+def check_projection_rank(rank: int, d: int) -> int:
+    check_rank(rank)
+    if rank >= d:
+        raise ValueError(f"rank {rank} must be below the input width {d}: at r >= d the projection keeps everything")
+    return rank
+
+
+def project(params: list[torch.nn.Parameter], rank: int, generator: torch.Generator) -> None:
+    """G -> A^T (A G) for each parameter's gradient, with a fresh A (r x d_in, N(0, 1/r) entries) per matrix."""
+    for p in params:
+        A = torch.randn(rank, p.shape[0], generator=generator, device=p.device, dtype=p.dtype) / math.sqrt(rank)
+        p.grad = A.T @ (A @ p.grad)
+
+
+def steps_for(n_texts: int, batch_size: int, epochs: int) -> tuple[float, int]:
+    """(sampling rate, steps) of a training over ``n_texts`` texts: Opacus's Poisson sampler takes 1/q steps
+    per epoch (``UniformWithReplacementSampler.__len__``)."""
+    q = batch_size / n_texts
+    return q, epochs * int(1 / q)
+
+
+@functools.lru_cache(maxsize=64)
+def matched_noise(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, d: int, r: int, bins: int = 100
+) -> dict:
+    """The noise multiplier at which compressed DP-SGD certifies what plain DP-SGD does at ``noise_multiplier``
+    (Opacus's PRV epsilon over the same sampling and steps), with both epsilons."""
+    target = epsilons(noise_multiplier, sample_rate, steps, delta)["prv"]
+    if target is None or not math.isfinite(target):
+        raise ValueError(f"DP-SGD certifies nothing useful at sigma = {noise_multiplier}: no epsilon to match")
+    sigma = noisy.m2_matched_noise(
+        target, delta, sample_rate, steps, d, r, upper=noise_multiplier, rtol=5e-3, bins=bins
+    )
+    return {
+        "noise_multiplier": sigma,
+        "epsilon": noisy.m2_subsampled_epsilon(delta, sigma, sample_rate, steps, d, r, bins),
+        "matched_noise_multiplier": noise_multiplier,
+        "matched_epsilon": target,
+    }
+
+
+def compressed_train(
+    model: torch.nn.Module,
+    params: list[torch.nn.Parameter],
+    windows: TextWindows,
+    cfg: TrainConfig,
+    dp: DPConfig,
+    rank: int,
+    device: torch.device | None = None,
+    progress: bool = False,
+    desc: str = "compressed dp-sgd",
+) -> tuple[torch.nn.Module, dict]:
+    """Train ``params`` (matrices of one input width) with compressed DP-SGD; returns the unwrapped model and
+    stats with the epsilon of ``theory.noisy``'s accounting and, beside it, plain DP-SGD's at the same noise."""
+    from opacus import GradSampleModule
+    from opacus.optimizers import DPOptimizer
+    from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+
+    device = device or torch.device("cpu")
+    d = input_width(params)
+    check_projection_rank(rank, d)
+    if not (math.isfinite(dp.noise_multiplier) and dp.noise_multiplier > 0):
+        raise ValueError(f"compressed DP-SGD needs noise (sigma > 0), got sigma = {dp.noise_multiplier}")
+    n_texts = windows.n_texts
+    if cfg.batch_size > n_texts:
+        raise ValueError(f"batch size {cfg.batch_size} exceeds the {n_texts} texts DP-SGD samples from")
+    sample_rate = cfg.batch_size / n_texts
+    batches = TextBatches(windows)
+    projection = torch.Generator(device=device).manual_seed(cfg.seed + 4)  # the secret A's
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and unsupported-but-unused layers
+        wrapped = GradSampleModule(model, loss_reduction="sum")
+        optimizer = DPOptimizer(
+            make_optimizer(params, cfg),
+            noise_multiplier=dp.noise_multiplier,
+            max_grad_norm=dp.max_grad_norm,
+            expected_batch_size=cfg.batch_size,
+            loss_reduction="mean",
+            generator=noise_generator(device, cfg.seed + 2),
+        )
+    optimizer.attach_step_hook(lambda _: project(params, rank, projection))
+    sampler = UniformWithReplacementSampler(
+        num_samples=n_texts, sample_rate=sample_rate, generator=torch.Generator().manual_seed(cfg.seed + 3)
+    )
+    scheduler = linear_schedule(optimizer, cfg.epochs * len(sampler), cfg.warmup_fraction)
+    wrapped.train()
+    steps, empty, last, start = 0, 0, math.nan, time.perf_counter()
+    bar = tqdm(total=cfg.epochs * len(sampler), desc=desc, disable=not progress, leave=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
+        for _ in range(cfg.epochs):
+            for texts in sampler:
+                optimizer.zero_grad(set_to_none=True)
+                if texts:
+                    last = per_text_backward(wrapped, batches, params, texts, device)
+                else:  # an empty Poisson batch still takes a noise-only step
+                    empty += 1
+                    for p in params:
+                        p.grad_sample = torch.zeros((0, *p.shape), device=p.device, dtype=p.dtype)
+                optimizer.step()
+                scheduler.step()
+                steps += 1
+                bar.update(1)
+    bar.close()
+    plain = epsilons(dp.noise_multiplier, sample_rate, steps, dp.delta)
+    stats = {
+        "steps": steps,
+        "empty_batches": empty,
+        "seconds": time.perf_counter() - start,
+        "final_loss": last,
+        "privacy_unit": "text",
+        "sample_rate": sample_rate,
+        "epsilon": noisy.m2_subsampled_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
+        "epsilon_rdp": None,
+        "epsilon_plain_dpsgd": plain["prv"],
+        "accountant": "theory.noisy.m2_subsampled_pld (dp-accounting PLD, fresh A each step, rank-one worst case)",
+        "delta": dp.delta,
+        "noise_multiplier": dp.noise_multiplier,
+        "max_grad_norm": dp.max_grad_norm,
+        "projection_rank": rank,
+        "input_width": d,
+    }
+    model = wrapped._module
+    wrapped._close()
+    return model, stats
