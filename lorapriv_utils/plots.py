@@ -425,13 +425,13 @@ def m1_profile_plot(m1: pd.DataFrame):
 
 def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float | None = None):
     """Paper B, DP training of several weight sets: reference-attack AUC (95% interval) against validation
-    perplexity, one marker per weight set, one colour per noise multiplier (``dp_compare.summary``'s frame);
-    the base model's perplexity as a dashed vertical line."""
+    perplexity, one marker per weight set, one colour per noise multiplier (the chapter's ``dp_means``: means over
+    seeds, bars from ``reference_low`` to ``reference_high``); the base model's perplexity as a dashed line."""
     style()
     fig, ax = plt.subplots(figsize=(7.5, 4.0))
     if base_ppl is not None:
         ax.axvline(base_ppl, color="0.3", ls="--", lw=1)
-    markers = dict(zip(labels, "osD^", strict=False))
+    markers = dict(zip(labels, "osD^v", strict=False))
     colors = {z: f"C{i}" for i, z in enumerate(sorted(frame["noise"].unique()))}
     for row in frame.itertuples():
         ax.errorbar(

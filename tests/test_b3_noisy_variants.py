@@ -3,7 +3,7 @@
 import dataclasses
 
 import matplotlib.pyplot as plt
-import pandas as pd
+import numpy as np
 import pytest
 from conftest import registered
 
@@ -36,60 +36,162 @@ def test_noisy_variants_chapter(tiny_scale):
     assert numbers["b3_noisy_variants_m1_secret"] < numbers["b3_noisy_variants_m1_noise"]
 
 
-def _dp_frame(full_ref, lorafa_ref, eps=(3.0, 1.0)):
-    """A dp_compare.summary-like frame: two noise levels, the four weight sets, reference-attack AUCs given."""
-    rows = []
-    for i, sigma in enumerate((0.5, 1.0)):
-        for w, auc in (("full", full_ref[i]), ("adapter", 0.55), ("lorafa", lorafa_ref[i]), ("lora", 0.55)):
-            rows.append(
-                {
-                    "weights": w,
-                    "rank": 8 if w in ("lorafa", "lora") else None,
-                    "noise": sigma,
-                    "trainable": 10,
-                    "epsilon": eps[i],
-                    "epsilon_rdp": eps[i] * 1.2,
-                    "lr": 1e-3,
-                    "perplexity": 100.0 + i,
-                    "loss_auc": 0.5,
-                    "loss_low": 0.48,
-                    "loss_high": 0.52,
-                    "reference_auc": auc,
-                    "reference_low": auc - 0.02,
-                    "reference_high": auc + 0.02,
-                }
-            )
-    return pd.DataFrame(rows)
+SHIFTS = {"full": 0.6, "adapter": 0.2, "lorafa": 0.2, "lora": 0.2, "compressed": 0.2}
+
+
+def _record(weights, sigma, seed, shift, ppl, eps=None, noise_used=None, n=120):
+    """A dp_compare record with text losses: each text has a difficulty shared by every model (so that a paired
+    comparison can cancel it), members' losses lowered by ``shift``, the reference unshifted."""
+    from lorapriv_utils.mia import metrics as mia_metrics
+
+    hardness = np.random.default_rng([seed, 1]).normal(4.0, 1.0, size=2 * n)
+    own = np.random.default_rng([seed, 2, len(weights), int(10 * sigma)]).normal(0.0, 0.1, size=(2, 2 * n))
+    target = hardness + own[0] - np.r_[np.full(n, shift), np.zeros(n)]
+    reference = hardness + own[1]
+    losses = {
+        "target": {"members": list(target[:n]), "nonmembers": list(target[n:])},
+        "reference": {"members": list(reference[:n]), "nonmembers": list(reference[n:])},
+    }
+    signal = target - reference
+    ref_auc = mia_metrics.roc_auc(signal[:n], signal[n:])
+    loss_auc = mia_metrics.roc_auc(target[:n], target[n:])
+    eps = eps if eps is not None else (None if sigma == 0 else round(3.0 / sigma, 3))
+    training = {
+        "trainable_parameters": 10 if weights != "full" else 100,
+        "epsilon": eps,
+        "epsilon_rdp": None if eps is None else eps * 1.2,
+        "noise_multiplier": sigma if noise_used is None else noise_used,
+        "sample_rate": 0.02,
+        "steps": 200,
+    }
+    if weights == "compressed":
+        training.update(projection_rank=8, input_width=64)
+    return {
+        "cell": {
+            "weights": weights,
+            "noise": sigma,
+            "seed": seed,
+            "rank": 8 if weights in ("lorafa", "lora", "compressed") else None,
+        },
+        "metrics": {
+            "training": training,
+            "lr": 1e-3,
+            "sweep": [{"lr": lr} for lr in (3e-4, 1e-3, 3e-3)],
+            "validation_perplexity": ppl,
+            "loss_attack": {"auc": {"value": loss_auc, "low": loss_auc - 0.02, "high": loss_auc + 0.02}},
+            "reference_attack": {"auc": {"value": ref_auc, "low": ref_auc - 0.02, "high": ref_auc + 0.02}},
+            "text_losses": losses,
+        },
+        "manifest": {"split_hashes": {"members": f"split-{seed}"}},
+    }
+
+
+def _dp_records(shifts=SHIFTS, ppl=None, compressed_noise=0.5, seeds=(0, 1, 2)):
+    """Runs at sigma = 0, 1, 2 (eps 3, 1.5) of every weight set and seed; ``ppl`` maps a weight set to its
+    perplexity (default: compressed best)."""
+    ppl = ppl or {"full": 101.0, "adapter": 101.5, "lorafa": 101.2, "lora": 101.3, "compressed": 100.5}
+    out = []
+    for seed in seeds:
+        for sigma in (0.0, 1.0, 2.0):
+            for w in ("full", "adapter", "lorafa", "lora", "compressed"):
+                if w == "compressed" and sigma == 0:
+                    continue
+                value = ppl[w](seed, sigma) if callable(ppl[w]) else ppl[w] + sigma
+                noise_used = compressed_noise * sigma if w == "compressed" else None
+                eps = None if sigma == 0 else (3.0 / sigma if w != "compressed" else 2.9 / sigma)
+                out.append(_record(w, sigma, seed, shifts[w] / (1 + sigma), value, eps, noise_used))
+    return out
+
+
+def test_paired_differences_cancel_the_texts_and_read_the_seeds():
+    records = _dp_records()
+    row = b3.paired_difference(records, "lorafa", "full", 1.0, resamples=200)
+    assert row["seeds"] == 3 and row["low"] <= row["difference"] <= row["high"] < 0
+    unpaired = max(r["metrics"]["reference_attack"]["auc"]["high"] for r in records) - 0.5
+    assert row["high"] - row["low"] < unpaired  # tighter than two separate intervals
+    same = b3.paired_difference(records, "lorafa", "adapter", 1.0, resamples=200)
+    assert same["low"] < 0 < same["high"]  # equal shifts: no difference resolved
+    with pytest.raises(ValueError, match="no seed has runs of both"):
+        b3.paired_difference(records, "compressed", "full", 0.0)
+    bad = [
+        dict(r, manifest={"split_hashes": {"members": "other"}}) if r["cell"]["weights"] == "full" else r
+        for r in records
+    ]
+    with pytest.raises(ValueError, match="different texts"):
+        b3.paired_difference(bad, "lorafa", "full", 1.0)
+    with pytest.raises(ValueError, match="unknown attack"):
+        b3.paired_difference(records, "lorafa", "full", 1.0, attack="zlib")
+    table = b3.paired_table(records, resamples=50)
+    assert len(table) == 2 + 5 * 2  # two plain pairs at sigma = 0, five at each noise
 
 
 def test_the_dp_weight_sets_claim_reads_certificate_and_attacks(tiny_scale):
     m2 = b3.m2_table([8, 768], [1, 10])
-    separated = b3.lowrank_claim(_dp_frame((0.70, 0.65), (0.50, 0.50)), m2, tiny_scale)
+    records = _dp_records()
+    frame = b3.dp_compare_frame(records)
+    separated = b3.lowrank_claim(frame, b3.paired_table(records, resamples=100), m2, tiny_scale)
     assert separated.claim_id in registered(b3.KEY)
-    assert [c.passed for c in separated.checks if c.role == "caveat"] == [True, True, True, True]
+    assert [c.passed for c in separated.checks if c.role == "caveat"] == [True, False, True, False]
     assert [c.role for c in separated.checks].count("identity") == 2  # one certificate: shown, not counted
-    assert separated.verdict == "holds"
-    against_full_only = b3.lowrank_claim(_dp_frame((0.70, 0.65), (0.54, 0.52)), m2, tiny_scale)
-    assert [c.passed for c in against_full_only.checks if c.role == "caveat"] == [True, False, True, False]
-    assert against_full_only.verdict == "qualified"
+    assert separated.verdict == "qualified"
+    lower = _dp_records(shifts={**SHIFTS, "lorafa": 0.0})
+    holds = b3.lowrank_claim(b3.dp_compare_frame(lower), b3.paired_table(lower, resamples=100), m2, tiny_scale)
+    assert holds.verdict == "holds"
+    paired = b3.paired_table(records, resamples=50)
     with pytest.raises(InstrumentError):  # different certificates at one noise would be a bug
-        b3.lowrank_claim(_dp_frame((0.7, 0.6), (0.5, 0.5)).assign(epsilon=lambda f: f.index + 1.0), m2, tiny_scale)
-    with pytest.raises(ValueError, match="no DP run of lorafa"):
-        b3.lowrank_claim(_dp_frame((0.7, 0.6), (0.5, 0.5)).query("weights != 'lorafa'"), m2, tiny_scale)
+        b3.lowrank_claim(frame.assign(epsilon=lambda f: f.index + 1.0), paired, m2, tiny_scale)
+    with pytest.raises(ValueError, match="no paired comparison of lorafa"):
+        b3.lowrank_claim(frame, paired.query("first != 'lorafa'"), m2, tiny_scale)
     with pytest.raises(ValueError, match="no noise multiplier above 0"):
-        b3.lowrank_claim(_dp_frame((0.7, 0.6), (0.5, 0.5)).assign(noise=0.0), m2, tiny_scale)
-    table = b3.dp_table(_dp_frame((0.7, 0.6), (0.5, 0.5)))
-    assert table["reference attack AUC"].iloc[0] == "0.700 [0.680, 0.720]"
-    frame = _dp_frame((0.7, 0.6), (0.5, 0.5))
-    ranked = frame["weights"].isin(["lorafa", "lora"])
-    frame.loc[ranked, "lr"] = min(tiny_scale.engine.lora.lr_grid)  # the low-rank runs at the bottom of their grid
-    numbers = b3.dp_numbers(frame, 106.0, tiny_scale)
-    assert numbers["b3_noisy_variants_dp_z0p5_full_ref"] == 0.7 and numbers["b3_noisy_variants_dp_z1_eps"] == 1
-    assert numbers["b3_noisy_variants_dp_base_ppl"] == 106 and numbers["b3_noisy_variants_dp_noisy_runs"] == 8
-    assert numbers["b3_noisy_variants_dp_lowest_rate"] == 4
-    fig = plots.dp_weights_plot(_dp_frame((0.7, 0.6), (0.5, 0.5)), b3.WEIGHT_LABELS, 106.0)
-    assert len(fig.axes[0].get_legend().get_texts()) == 7
+        b3.lowrank_claim(frame.assign(noise=0.0), paired, m2, tiny_scale)
+    table = b3.dp_table(frame)
+    assert table["sigma trained"].tolist().count("0.5 (matches 1)") == 1 and len(table) == 14
+    assert table["seeds"].eq(3).all()
+    numbers = b3.dp_numbers(frame, paired, records, 106.0)
+    assert numbers["b3_noisy_variants_dp_z1_eps"] == 3 and numbers["b3_noisy_variants_dp_seeds"] == 3
+    assert numbers["b3_noisy_variants_dp_base_ppl"] == 106 and numbers["b3_noisy_variants_dp_noisy_runs"] == 30
+    assert numbers["b3_noisy_variants_dp_edge_rate"] == 0 and numbers["b3_noisy_variants_dp_z1_compressed_noise"] == 0.5
+    fig = plots.dp_weights_plot(b3.dp_means(frame), b3.WEIGHT_LABELS, 106.0)
+    assert len(fig.axes[0].get_legend().get_texts()) == 5 + 3 + 1
     plt.close(fig)
+
+
+def test_the_accuracy_claim_reads_noise_and_perplexity_in_every_seed(tiny_scale):
+    records = _dp_records()
+    frame, paired = b3.dp_compare_frame(records), b3.paired_table(records, resamples=50)
+    settings = b3.compressed_settings(records)
+    assert settings == {"sample_rate": 0.02, "steps": 200, "rank": 8, "d": 64}
+    claim = b3.accuracy_claim(frame, paired, settings, tiny_scale)
+    assert claim.claim_id in registered(b3.KEY)
+    failed = [c.name for c in claim.checks if c.is_evidence and not c.passed]
+    assert failed == [claim.checks[-1].name] and "convex" in failed[0]  # only the rank-one reading's caveat
+    assert claim.verdict == "qualified"
+    # eps = 3 at sigma = 1 is above SMALL_EPS: its checks are caveats; eps = 1.5 at sigma = 2 is core
+    roles = {c.name: c.role for c in claim.checks}
+    assert roles[next(n for n in roles if n.startswith("eps = 1.5") and "full fine" in n)] == "core"
+    assert roles[next(n for n in roles if n.startswith("eps = 3") and "full fine" in n)] == "caveat"
+    one_seed_worse = {"compressed": lambda seed, sigma: 100.0 + sigma + (5.0 if seed == 2 else 0.0)}
+    worse = _dp_records(ppl={"full": 101.0, "adapter": 101.5, "lorafa": 101.2, "lora": 101.3, **one_seed_worse})
+    assert b3.accuracy_claim(b3.dp_compare_frame(worse), paired, settings, tiny_scale).verdict == "fails"
+    same_noise = _dp_records(compressed_noise=0.95)
+    assert b3.accuracy_claim(b3.dp_compare_frame(same_noise), paired, settings, tiny_scale).verdict == "fails"
+    over = [
+        dict(r, metrics={**r["metrics"], "training": {**r["metrics"]["training"], "epsilon": 9.0}})
+        if r["cell"]["weights"] == "compressed"
+        else r
+        for r in records
+    ]
+    with pytest.raises(InstrumentError):  # a certificate above the one matched would be a bug of the search
+        b3.accuracy_claim(b3.dp_compare_frame(over), paired, settings, tiny_scale)
+    with pytest.raises(ValueError, match="no compressed"):
+        b3.accuracy_claim(frame.query("weights != 'compressed'"), paired, settings, tiny_scale)
+    with pytest.raises(ValueError, match="one setting"):
+        b3.compressed_settings([r for r in records if r["cell"]["weights"] != "compressed"])
+
+
+def test_one_step_convexity_finds_the_concave_stretch_of_a_subsampled_step():
+    assert b3.one_step_convexity(0.43, 0.02, points=401) < -1e-7  # small per-step eps: delta ~ q sqrt(beta)
+    assert b3.one_step_convexity(2.0, 1.0, eps_grid=[3.0], points=401) >= -1e-12  # a far tail: convex
 
 
 def test_missing_dp_runs_say_how_to_make_them(tmp_path):

@@ -70,12 +70,12 @@ def test_runs_repeat_and_report_a_smaller_certificate_than_plain_dp_sgd():
     stats = runs[0][1]
     q, steps = compressed.steps_for(windows.n_texts, cfg.batch_size, cfg.epochs)
     assert (stats["sample_rate"], stats["steps"]) == (q, steps)
-    assert 0 < stats["epsilon"] < stats["epsilon_plain_dpsgd"]
+    assert 0 < stats["epsilon_rank_one"] < stats["epsilon"] < stats["epsilon_plain_dpsgd"]
     assert stats["projection_rank"] == 4 and stats["input_width"] == ddp_driver.tiny_base().config.n_embd
 
 
 def test_matched_noise_is_below_the_plain_noise_and_certifies_no_more():
-    matched = compressed.matched_noise(1.0, 0.25, 8, 1e-5, 32, 4, bins=12)
+    matched = compressed.matched_noise(1.0, 0.25, 8, 1e-5, 32, 4)
     assert matched["noise_multiplier"] < 1.0
     assert matched["epsilon"] <= matched["matched_epsilon"]
     assert matched["matched_epsilon"] == dp.epsilons(1.0, 0.25, 8, 1e-5)["prv"]

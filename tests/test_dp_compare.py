@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import compressed, dp, dp_compare, models
+from lorapriv_utils.mia import dp, dp_compare, models
 from lorapriv_utils.mia.data import TextWindows
 from lorapriv_utils.mia.runner import Runner
 from lorapriv_utils.mia.training import TrainConfig, row_nll
@@ -77,8 +77,6 @@ def test_a_full_model_dp_step_is_the_clipped_mean_of_per_text_gradients():
 @pytest.mark.slow
 def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch):
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
-    matched = compressed.matched_noise  # a coarser noise search (still a valid certificate) keeps the test short
-    monkeypatch.setattr(compressed, "matched_noise", lambda *args: matched(*args, bins=12))
     work = Runner(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
     cells = [
         dp_compare.DPCell("full", 1.0),

@@ -156,15 +156,61 @@ def test_coarser_bins_only_loosen_the_certificate():
     assert fine <= coarse
 
 
+def test_beta_log_mgf_is_kummers_function():
+    from scipy import special
+
+    t = np.array([0.0, 1.0, 50.0, 300.0])
+    assert noisy.beta_log_mgf(t, 4, 28) == pytest.approx(np.log(special.hyp1f1(4, 32, t)), rel=1e-6, abs=1e-9)
+    big = np.array([1e4, 1e5])  # 1F1(a; c; t) ~ Gamma(c) / Gamma(a) e^t t^(a - c) (1 + O(1/t))
+    asymptotic = special.gammaln(32) - special.gammaln(4) + big - 28 * np.log(big)
+    assert noisy.beta_log_mgf(big, 4, 28) == pytest.approx(asymptotic, abs=0.02)
+    draws = rng_for(0, 77).beta(0.5, 3.0, size=400_000)  # a density unbounded at 0: the grid's other end
+    assert noisy.beta_log_mgf(np.array([2.0]), 0.5, 3.0)[0] == pytest.approx(np.log(np.exp(2 * draws).mean()), abs=0.01)
+
+
+def test_compressed_rdp_at_full_rank_is_opacus_sampled_gaussian():
+    from opacus.accountants.analysis.rdp import compute_rdp
+
+    orders = list(range(2, 40))
+    ours = noisy.m2_subsampled_rdp(0.9, 0.03, 32, 32, orders)
+    assert ours == pytest.approx(compute_rdp(q=0.03, noise_multiplier=0.9, steps=1, orders=orders), rel=1e-10)
+
+
+def test_compressed_rdp_certifies_any_difference_and_sits_above_the_rank_one_pld():
+    rank_free = noisy.m2_rdp_epsilon(1e-5, 0.6, 0.02, 200, 64, 8)
+    rank_one = noisy.m2_subsampled_epsilon(1e-5, 0.6, 0.02, 200, 64, 8, bins=40)
+    plain = noisy.m2_rdp_epsilon(1e-5, 0.6, 0.02, 200, 64, 64)
+    assert rank_one < rank_free < plain / 3  # RDP is looser than a PLD, and still far below plain DP-SGD's
+
+
+def test_a_multi_direction_difference_has_a_smaller_renyi_moment_than_one_direction():
+    # the Jensen step of m2_subsampled_rdp, by Monte Carlo with real projections: D spread over two orthogonal
+    # directions (weights 0.7, 0.3) against the Beta law's exact moment
+    d, r, sigma, q, alpha = 16, 2, 0.8, 0.1, 6
+    rng = rng_for(0, 78)
+    ratios = np.empty(40_000)
+    for n in range(ratios.size):
+        Q, _ = np.linalg.qr(rng.standard_normal((d, r)))  # an orthonormal basis of A's row space
+        ratios[n] = 0.7 * np.sum(Q[0] ** 2) + 0.3 * np.sum(Q[1] ** 2)
+    k = np.arange(alpha + 1)
+    coeff = np.array([math.comb(alpha, j) for j in k]) * (1 - q) ** (alpha - k) * q**k
+    spread = np.mean(np.exp(np.outer(ratios, k * (k - 1) / (2 * sigma**2))) @ coeff)
+    one = math.exp((alpha - 1) * noisy.m2_subsampled_rdp(sigma, q, d, r, [alpha])[0])
+    assert spread < one
+
+
 def test_matched_noise_meets_the_target_from_below():
     plain = pld.from_gaussian_mechanism(1.0, sampling_prob=0.05, value_discretization_interval=1e-3).self_compose(20)
     target = plain.get_epsilon_for_delta(1e-5)
-    sigma = noisy.m2_matched_noise(target, 1e-5, 0.05, 20, 64, 8, upper=1.0, rtol=2e-2, bins=12)
-    assert sigma < 0.8  # rank 8 of 64: much less noise for the same epsilon
-    assert noisy.m2_subsampled_epsilon(1e-5, sigma, 0.05, 20, 64, 8, bins=12) <= target
-    assert noisy.m2_subsampled_epsilon(1e-5, sigma / 1.04, 0.05, 20, 64, 8, bins=12) > target  # and not much less
+
+    def eps(sigma):
+        return noisy.m2_rdp_epsilon(1e-5, sigma, 0.05, 20, 64, 8)
+
+    sigma = noisy.matched_noise_multiplier(eps, target, upper=1.0, rtol=1e-2)
+    assert sigma < 0.8  # rank 8 of 64: much less added noise for the same epsilon
+    assert eps(sigma) <= target < eps(sigma / 1.02)  # within it, and not by much
     with pytest.raises(ValueError, match="raise `upper`"):
-        noisy.m2_matched_noise(target, 1e-5, 0.05, 20, 64, 8, upper=0.1, bins=12)
+        noisy.matched_noise_multiplier(eps, target, upper=0.1)
 
 
 @pytest.mark.parametrize(
@@ -174,7 +220,9 @@ def test_matched_noise_meets_the_target_from_below():
         (lambda: noisy.m2_subsampled_pld(1.0, 1.5, 10, 2), "sampling rate"),
         (lambda: noisy.m2_subsampled_pld(1.0, 0.1, 10, 2, bins=1), "bins"),
         (lambda: noisy.m2_subsampled_epsilon(1e-5, 1.0, 0.1, 0, 10, 2), "steps"),
-        (lambda: noisy.m2_matched_noise(-1.0, 1e-5, 0.1, 10, 10, 2, upper=1.0), "epsilon"),
+        (lambda: noisy.matched_noise_multiplier(lambda s: s, -1.0, upper=1.0), "epsilon"),
+        (lambda: noisy.m2_subsampled_rdp(1.0, 0.1, 10, 2, orders=[1.5]), "integers >= 2"),
+        (lambda: noisy.beta_log_mgf(np.array([-1.0]), 1.0, 1.0), "t >= 0"),
     ],
 )
 def test_compressed_accounting_rejects_bad_inputs(call, message):

@@ -386,20 +386,30 @@ def key_numbers(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame) -> dic
     return quoted_numbers(KEY, numbers)
 
 
-# ---------------------------------------------------------------- DP training of four weight sets (B-3.lowrank)
+# ------------------------------------------------ DP training of five weight sets (B-3.lowrank, B-3.accuracy)
 
 DP_RESULTS = "results/published/dp_compare/{scale}"
-REGENERATE_DP = "make results-b3 (about 15 minutes on 2 cores)"
+REGENERATE_DP = "make results-b3 (about 45 minutes on 2 cores)"
 WEIGHT_LABELS = {
     "full": "full (all but wpe)",
     "adapter": "adapter (c_attn, full rank)",
     "lorafa": "LoRA-FA (B, A frozen)",
     "lora": "LoRA (A and B)",
+    "compressed": "compressed (c_attn, fresh rank-8 projection)",
 }
+PAIRS = (
+    ("lorafa", "full"),
+    ("lorafa", "adapter"),
+    ("compressed", "full"),
+    ("compressed", "lorafa"),
+    ("compressed", "adapter"),
+)
+SMALL_EPS = 2.0  # paper B's accuracy claim is made "at small eps": certificates up to this one are its core
+PAIRED_RESAMPLES = 1000
 
 
-def load_dp_compare(scale_name: str, folder=None) -> pd.DataFrame:
-    """The committed DP runs of ``mia.dp_compare`` (checksums verified), one row per weight set and noise."""
+def load_dp_records(scale_name: str, folder=None) -> list[dict]:
+    """The committed records of ``mia.dp_compare`` (checksums verified)."""
     from pathlib import Path
 
     from ..ledger import ledger_dir
@@ -408,48 +418,172 @@ def load_dp_compare(scale_name: str, folder=None) -> pd.DataFrame:
     folder = Path(folder) if folder is not None else ledger_dir().parent / DP_RESULTS.format(scale=scale_name)
     if not folder.is_dir():
         raise FileNotFoundError(f"no DP comparison at {folder}; regenerate it with: {REGENERATE_DP}")
-    return dp_compare.summary(dp_compare.load(folder))
+    return dp_compare.load(folder)
+
+
+def load_dp_compare(scale_name: str, folder=None) -> pd.DataFrame:
+    """The committed DP runs as ``mia.dp_compare.summary``'s frame: one row per weight set, noise and seed."""
+    return dp_compare_frame(load_dp_records(scale_name, folder))
+
+
+def dp_compare_frame(records: list[dict]) -> pd.DataFrame:
+    """``mia.dp_compare.summary`` of ``records``: one row per weight set, noise and seed."""
+    from ..mia import dp_compare
+
+    return dp_compare.summary(records)
+
+
+def dp_means(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per noise and weight set: means over seeds, with the seeds' range of the reference attack's AUC
+    as ``reference_low`` and ``reference_high`` (the figure's bars) and the perplexities' standard deviation."""
+    grouped = frame.groupby(["noise", "weights"], sort=False)
+    out = grouped.agg(
+        trainable=("trainable", "first"),
+        epsilon=("epsilon", "first"),
+        noise_used=("noise_used", "first"),
+        seeds=("seed", "nunique"),
+        perplexity=("perplexity", "mean"),
+        perplexity_sd=("perplexity", "std"),
+        reference_auc=("reference_auc", "mean"),
+        reference_low=("reference_auc", "min"),
+        reference_high=("reference_auc", "max"),
+        loss_auc=("loss_auc", "mean"),
+        rates=("lr", lambda v: ", ".join(f"{x:g}" for x in sorted(set(v)))),
+    )
+    return out.reset_index()
 
 
 def dp_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The runs as the page shows them: the certificate, utility and both attacks' AUC with 95% intervals."""
+    """The runs as the page shows them, averaged over seeds: the certificate, the noise trained with, utility
+    and both attacks."""
+    means = dp_means(frame)
 
-    def interval(row, attack: str) -> str:
-        return f"{row[f'{attack}_auc']:.3f} [{row[f'{attack}_low']:.3f}, {row[f'{attack}_high']:.3f}]"
+    def noise(row) -> str:
+        return f"{row.noise:g}" if row.noise_used == row.noise else f"{row.noise_used:.3g} (matches {row.noise:g})"
 
     return pd.DataFrame(
         {
-            "sigma": frame["noise"],
-            "weights trained": frame["weights"].map(WEIGHT_LABELS),
-            "trainable": frame["trainable"],
-            "eps (PRV)": frame["epsilon"].map(lambda e: "none (no noise)" if pd.isna(e) else f"{e:.2f}"),
-            "rate": frame["lr"].map(lambda v: f"{v:g}"),
-            "perplexity": frame["perplexity"].round(2),
-            "reference attack AUC": [interval(r, "reference") for _, r in frame.iterrows()],
-            "loss attack AUC": [interval(r, "loss") for _, r in frame.iterrows()],
+            "sigma trained": [noise(r) for r in means.itertuples()],
+            "weights trained": means["weights"].map(WEIGHT_LABELS),
+            "trainable": means["trainable"],
+            "eps": means["epsilon"].map(lambda e: "none (no noise)" if pd.isna(e) else f"{e:.2f}"),
+            "seeds": means["seeds"],
+            "rates chosen": means["rates"],
+            "perplexity (mean ± sd)": [f"{r.perplexity:.2f} ± {r.perplexity_sd:.2f}" for r in means.itertuples()],
+            "reference AUC, mean [seeds' range]": [
+                f"{r.reference_auc:.3f} [{r.reference_low:.3f}, {r.reference_high:.3f}]" for r in means.itertuples()
+            ],
+            "loss AUC (mean)": means["loss_auc"].round(3),
         }
     )
 
 
-def _resolved_below(frame: pd.DataFrame, sigma: float, low: str, high: str) -> tuple[float, float]:
-    """(upper end of ``low``'s reference-attack interval, lower end of ``high``'s) at one noise multiplier."""
-    at = frame[frame["noise"] == sigma].set_index("weights")
-    missing = {low, high} - set(at.index)
-    if missing:
-        raise ValueError(f"no DP run of {', '.join(sorted(missing))} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
-    return float(at.loc[low, "reference_high"]), float(at.loc[high, "reference_low"])
+def _attack_signals(record: dict, attack: str) -> tuple[np.ndarray, np.ndarray]:
+    from ..mia import metrics as mia_metrics
+
+    losses = record["metrics"]["text_losses"]
+    target = {part: np.asarray(losses["target"][part]) for part in ("members", "nonmembers")}
+    if attack == "loss":
+        return target["members"], target["nonmembers"]
+    if attack != "reference":
+        raise ValueError(f"unknown attack {attack!r}; choose 'reference' or 'loss'")
+    reference = {part: np.asarray(losses["reference"][part]) for part in ("members", "nonmembers")}
+    return tuple(mia_metrics.reference_signal(target[p], reference[p]) for p in ("members", "nonmembers"))
 
 
-def lowrank_claim(frame: pd.DataFrame, m2: pd.DataFrame, scale: Scale) -> Claim:
+def paired_difference(
+    records: list[dict],
+    first: str,
+    second: str,
+    sigma: float,
+    attack: str = "reference",
+    resamples: int = PAIRED_RESAMPLES,
+    seed: int = 0,
+) -> dict:
+    """AUC(first) - AUC(second) at one noise multiplier, averaged over the seeds both were trained with, and its
+    95% paired bootstrap interval: in every resample the same members and non-members (drawn again in each seed)
+    are scored by both models, so the texts' variation cancels in the difference.  The seeds' spread is kept
+    beside it (training randomness: three seeds is a coarse look at it)."""
+    from ..mia import metrics as mia_metrics
+
+    cells = {(r["cell"]["weights"], r["cell"]["noise"], r["cell"]["seed"]): r for r in records}
+    seeds = sorted(
+        {s for w, z, s in cells if w == first and z == sigma} & {s for w, z, s in cells if w == second and z == sigma}
+    )
+    if not seeds:
+        raise ValueError(f"no seed has runs of both {first} and {second} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
+    pairs = []
+    for s in seeds:
+        a, b = cells[first, sigma, s], cells[second, sigma, s]
+        if a["manifest"]["split_hashes"] != b["manifest"]["split_hashes"]:
+            raise ValueError(f"{first} and {second} at sigma = {sigma:g}, seed {s} scored different texts: no pairing")
+        pairs.append((_attack_signals(a, attack), _attack_signals(b, attack)))
+    observed = [mia_metrics.roc_auc(*a) - mia_metrics.roc_auc(*b) for a, b in pairs]
+    rng = rng_for(seed, 31, len(first), len(second), int(round(1000 * sigma)))
+    draws = np.empty(resamples)
+    for k in range(resamples):
+        total = 0.0
+        for (am, an), (bm, bn) in pairs:
+            im, jn = rng.integers(0, am.size, am.size), rng.integers(0, an.size, an.size)
+            total += mia_metrics.roc_auc(am[im], an[jn]) - mia_metrics.roc_auc(bm[im], bn[jn])
+        draws[k] = total / len(pairs)
+    low, high = np.quantile(draws, [0.025, 0.975])
+    return {
+        "sigma": sigma,
+        "first": first,
+        "second": second,
+        "attack": attack,
+        "seeds": len(seeds),
+        "difference": float(np.mean(observed)),
+        "low": float(low),
+        "high": float(high),
+        "seed_min": float(min(observed)),
+        "seed_max": float(max(observed)),
+    }
+
+
+def paired_table(records: list[dict], pairs=PAIRS, resamples: int = PAIRED_RESAMPLES) -> pd.DataFrame:
+    """:func:`paired_difference` of the reference attack for every pair of weight sets, at every noise with both."""
+    present = {(r["cell"]["weights"], r["cell"]["noise"]) for r in records}
+    rows = [
+        paired_difference(records, a, b, z, resamples=resamples)
+        for z in sorted({z for _, z in present})
+        for a, b in pairs
+        if (a, z) in present and (b, z) in present
+    ]
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def perplexity_gaps(frame: pd.DataFrame, first: str, second: str, sigma: float) -> pd.Series:
+    """perplexity(first) - perplexity(second) at one noise multiplier, one value per seed both ran."""
+    at = frame[frame["noise"] == sigma].pivot_table(index="seed", columns="weights", values="perplexity")
+    if first not in at or second not in at:
+        raise ValueError(f"no runs of both {first} and {second} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
+    return (at[first] - at[second]).dropna()
+
+
+def _row(paired: pd.DataFrame, first: str, second: str, sigma: float) -> pd.Series:
+    hit = paired[(paired["first"] == first) & (paired["second"] == second) & (paired["sigma"] == sigma)]
+    if hit.empty:
+        raise ValueError(f"no paired comparison of {first} and {second} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
+    return hit.iloc[0]
+
+
+def _noisy_sigmas(frame: pd.DataFrame) -> list[float]:
+    sigmas = sorted(s for s in frame["noise"].unique() if s > 0)
+    if not sigmas:
+        raise ValueError(f"the DP runs hold no noise multiplier above 0; run `{REGENERATE_DP}`")
+    return sigmas
+
+
+def lowrank_claim(frame: pd.DataFrame, paired: pd.DataFrame, m2: pd.DataFrame, scale: Scale) -> Claim:
     """Ledger entry for "low-rank fine-tuning can be more private than full fine-tuning at the same noise".
 
     Evidence: M2's certificate (a low-rank mechanism that is more private at the same noise) and, as caveats,
-    whether the reference attack resolves LoRA-FA below full fine-tuning and below the same matrices trained at
-    full rank, at each noise.  That DP-SGD certifies one eps whatever it trains is an identity, shown, not
-    counted."""
-    noisy_sigmas = sorted(s for s in frame["noise"].unique() if s > 0)
-    if not noisy_sigmas:
-        raise ValueError(f"the DP runs hold no noise multiplier above 0; run `{REGENERATE_DP}`")
+    whether the reference attack, compared text by text over the seeds, puts LoRA-FA below full fine-tuning and
+    below the same matrices trained at full rank, at each noise.  That DP-SGD certifies one eps whatever it
+    trains is an identity, shown, not counted."""
+    sigmas = _noisy_sigmas(frame)
     projected = m2[m2["r"] < m2["d"]]
     fresh = projected[projected["r"] == projected["r"].min()].sort_values("steps").iloc[-1]  # smallest rank, longest
     checks = [
@@ -459,35 +593,38 @@ def lowrank_claim(frame: pd.DataFrame, m2: pd.DataFrame, scale: Scale) -> Claim:
             0.95 * fresh.eps_noise_alone,
         )
     ]
-    for sigma in noisy_sigmas:
+    for sigma in sigmas:
         for high, label in (("full", "full fine-tuning's"), ("adapter", "the same matrices' at full rank")):
-            top, bottom = _resolved_below(frame, sigma, "lorafa", high)
+            row = _row(paired, "lorafa", high, sigma)
             checks.append(
                 check_bound(
-                    f"DP-SGD at sigma={sigma:g}: LoRA-FA's reference-attack AUC resolved below {label} "
-                    "(95% intervals apart)",
-                    top,
-                    bottom,
+                    f"DP-SGD at sigma={sigma:g}: LoRA-FA's reference-attack AUC below {label} (paired 95% interval "
+                    f"of the difference below 0, {int(row.seeds)} seeds)",
+                    row.high,
+                    0.0,
                     role="caveat",
                 )
             )
-        at = frame[frame["noise"] == sigma].set_index("weights")
+        eps = frame[(frame["noise"] == sigma) & frame["weights"].isin(("full", "adapter", "lorafa", "lora"))]["epsilon"]
         checks.append(
             check_close(
-                f"DP-SGD at sigma={sigma:g}: one certified eps for LoRA-FA and full fine-tuning",
-                float(at.loc["lorafa", "epsilon"]),
-                float(at.loc["full", "epsilon"]),
+                f"DP-SGD at sigma={sigma:g}: one certified eps for every weight set",
+                float(eps.max()),
+                float(eps.min()),
                 rtol=1e-12,
                 role="identity",
             )
         )
-    mid = frame[frame["noise"] == noisy_sigmas[len(noisy_sigmas) // 2]].set_index("weights")
+    means = dp_means(frame)
+    mid_sigma = sigmas[len(sigmas) // 2]
+    mid = means[(means["noise"] == mid_sigma) & (means["weights"] != "compressed")].set_index("weights")
     return Claim(
         claim_id="B-3.lowrank-more-private",
         scale=scale.name,
         checks=checks,
-        summary=f"at sigma = {noisy_sigmas[len(noisy_sigmas) // 2]:g} DP-SGD certifies eps = "
-        f"{mid.loc['full', 'epsilon']:.3g} whichever weights it trains; measured reference-attack AUC "
+        summary=f"at sigma = {mid_sigma:g} DP-SGD certifies eps = {mid.loc['full', 'epsilon']:.3g} whichever weights "
+        "it trains; mean reference-attack AUC over "
+        f"{int(mid['seeds'].min())} seeds: "
         + ", ".join(f"{WEIGHT_LABELS[w].split(' (')[0]} {mid.loc[w, 'reference_auc']:.3f}" for w in mid.index)
         + f" at perplexities {mid['perplexity'].min():.1f} to {mid['perplexity'].max():.1f}; M2 with a fresh A "
         f"(r = {int(fresh.r)}) certifies {fresh.eps_m2_fresh_A:.3g} where the noise alone gives "
@@ -495,12 +632,173 @@ def lowrank_claim(frame: pd.DataFrame, m2: pd.DataFrame, scale: Scale) -> Claim:
         note="Two readings. As a certificate: DP-SGD's accountant sees the clipping norm, the noise and the "
         "sampling, not the number of weights, so at the same noise DP LoRA (A frozen or not) certifies exactly "
         "what DP full fine-tuning does; a smaller eps at the same noise needs another mechanism, such as M2's "
-        "fresh projection after the noise, certified in this chapter for a difference vector fixed in advance. "
-        "As a measurement: the reference attack on the trained models, one training seed on Penn Treebank, "
-        "references trained with noise of their own; the intervals are bootstrap intervals over texts and do "
-        "not include training randomness, and two intervals apart is a crude test. Against the same matrices "
-        "trained at full rank, the like-for-like comparison of rank, nothing is resolved.",
+        "fresh projection after the noise (B-3.accuracy). As a measurement: the reference attack on the trained "
+        "models on Penn Treebank, references trained with noise of their own, compared text by text (a paired "
+        "bootstrap over members and non-members, averaged over the seeds); the interval covers the texts, the "
+        "seeds' spread is shown beside it and three seeds only sample the training randomness.",
     )
+
+
+def one_step_convexity(sigma: float, sample_rate: float, eps_grid=None, points: int = 1001) -> float:
+    """The smallest second difference over beta in [0, 1] (even grid, relative to the function's largest value) of
+    each direction's one-step delta, beta -> delta_subsampled(eps; sqrt(beta) / sigma), over ``eps_grid``.
+
+    A text's gradient spreads over several directions, so its ratio is a weighted mean of Beta-distributed ones,
+    sum_k w_k beta_k.  Were these functions convex, Jensen would make that mean less harmful than one ratio at a
+    single step (E f(sum_k w_k beta_k) <= E f(beta)), backing the rank-one reading of the accounting; a negative
+    value (beyond rounding) says the argument is not available."""
+    eps_grid = np.geomspace(1e-3, 1.0, 13) if eps_grid is None else np.asarray(eps_grid, dtype=float)
+    grid = np.linspace(0.0, 1.0, points)
+    worst = math.inf
+    for eps in eps_grid:
+        values = np.array([noisy._directions(float(eps), math.sqrt(b) / sigma, sample_rate) for b in grid])
+        second = values[2:] - 2 * values[1:-1] + values[:-2]
+        worst = min(worst, float((second / np.maximum(values.max(axis=0), 1e-300)).min()))
+    return worst
+
+
+def accuracy_claim(frame: pd.DataFrame, paired: pd.DataFrame, settings: dict, scale: Scale) -> Claim:
+    """Ledger entry for "tighter accounting lets DP fine-tuning use less noise for the same privacy, and so reach
+    a better accuracy" (paper B's compressed DP-SGD against DP-LoRA-FA and DP-SGD, at small eps).
+
+    At each DP-SGD certificate: compressed DP-SGD trains with less noise (at least 10% less) for the same eps, and
+    its validation perplexity is below full fine-tuning's and DP-LoRA-FA's in every seed (core where eps <=
+    ``SMALL_EPS``, caveat above); below the same matrices' under plain DP-SGD (like for like) as a caveat; and a
+    caveat that the single-step argument for the rank-one reading of the accounting is available.  ``settings``:
+    :func:`compressed_settings` of the runs."""
+    sigmas = _noisy_sigmas(frame)
+    comp = frame[frame["weights"] == "compressed"]
+    if comp.empty:
+        raise ValueError(f"the DP runs hold no compressed DP-SGD; run `{REGENERATE_DP}`")
+    checks = []
+    worst_convexity = math.inf
+    for sigma in sigmas:
+        at = comp[comp["noise"] == sigma]
+        if at.empty:
+            raise ValueError(f"no compressed DP-SGD matching sigma = {sigma:g}; run `{REGENERATE_DP}`")
+        eps = float(frame[(frame["noise"] == sigma) & (frame["weights"] == "full")]["epsilon"].iloc[0])
+        role = "core" if eps <= SMALL_EPS else "caveat"
+        used = float(at["noise_used"].iloc[0])
+        checks.append(
+            check_bound(
+                f"eps = {eps:.3g} (DP-SGD at sigma={sigma:g}): compressed DP-SGD's noise at least 10% lower",
+                used,
+                0.9 * sigma,
+                role=role,
+            )
+        )
+        checks.append(
+            check_bound(
+                f"eps = {eps:.3g}: compressed DP-SGD's own certificate within DP-SGD's",
+                float(at["epsilon"].max()),
+                eps,
+                role="instrument",
+            )
+        )
+        for other, label, other_role in (
+            ("full", "full fine-tuning's", role),
+            ("lorafa", "DP-LoRA-FA's", role),
+            ("adapter", "the same matrices' under DP-SGD", "caveat"),
+        ):
+            gaps = perplexity_gaps(frame, "compressed", other, sigma)
+            checks.append(
+                check_bound(
+                    f"eps = {eps:.3g}: compressed DP-SGD's perplexity below {label} in every seed "
+                    f"(largest gap of {len(gaps)})",
+                    float(gaps.max()),
+                    0.0,
+                    role=other_role,
+                )
+            )
+        worst_convexity = min(worst_convexity, one_step_convexity(used, settings["sample_rate"]))
+    checks.append(
+        check_bound(
+            "one step's delta convex in the ratio beta at every matched noise (per-step eps 1e-3 to 1): the rank-one "
+            "reading backed at a single step",
+            worst_convexity,
+            -1e-9,
+            direction=">=",
+            role="caveat",
+        )
+    )
+    means = dp_means(frame).set_index(["noise", "weights"])
+    small = [s for s in sigmas if float(means.loc[(s, "full"), "epsilon"]) <= SMALL_EPS] or sigmas
+    z = small[0]
+    ref = _row(paired, "compressed", "adapter", z)
+    return Claim(
+        claim_id="B-3.accuracy",
+        scale=scale.name,
+        checks=checks,
+        summary=f"at eps = {means.loc[(z, 'full'), 'epsilon']:.3g} compressed DP-SGD (rank {settings['rank']} of "
+        f"{settings['d']}) trains with sigma = {means.loc[(z, 'compressed'), 'noise_used']:.3g} "
+        f"instead of {z:g}; mean perplexity {means.loc[(z, 'compressed'), 'perplexity']:.2f} against full "
+        f"{means.loc[(z, 'full'), 'perplexity']:.2f}, DP-LoRA-FA {means.loc[(z, 'lorafa'), 'perplexity']:.2f} and "
+        f"the same matrices under DP-SGD {means.loc[(z, 'adapter'), 'perplexity']:.2f}; its reference-attack AUC "
+        f"minus the latter's {ref.difference:+.3f} [{ref.low:+.3f}, {ref.high:+.3f}]",
+        note="Compressed DP-SGD is paper B's M2 as a training rule: clip and noise in the full space of the c_attn "
+        "matrices, then a fresh secret rank-8 projection per layer and step; its certificate mixes dp-accounting's "
+        "subsampled-Gaussian PLDs over the Beta law of the ratio |P_A u|^2, exact for a text whose gradient "
+        "difference is one direction in one layer. A real text's gradient spreads over many directions; its ratio is "
+        "then a weighted mean of Beta ratios, with a lighter upper tail, but one step's delta is not convex in the "
+        "ratio where it is small, so Jensen does not settle it and the rank-one reading stays an assumption here (as "
+        "far as we can tell, also in paper B's published material). The comparison is at one certified eps, one "
+        "dataset and a model whose validation perplexity barely moves under DP training at this scale.",
+    )
+
+
+def compressed_settings(records: list[dict]) -> dict:
+    """The setting of the committed compressed DP-SGD runs: sampling rate, steps, rank and input width (one for
+    all runs, or a clear error)."""
+    keys = ("sample_rate", "steps", "projection_rank", "input_width")
+    found = {tuple(r["metrics"]["training"][k] for k in keys) for r in records if r["cell"]["weights"] == "compressed"}
+    if len(found) != 1:
+        raise ValueError(f"expected one setting of compressed DP-SGD among the runs, found {sorted(found)}")
+    return dict(zip(("sample_rate", "steps", "rank", "d"), found.pop(), strict=True))
+
+
+def edge_rate_count(records: list[dict]) -> tuple[int, int]:
+    """(noisy runs whose chosen rate is an end of their grid, noisy runs): the optimum may lie beyond it."""
+    noisy_runs = [r for r in records if r["cell"]["noise"] > 0]
+    edges = sum(
+        r["metrics"]["lr"] in (min(g), max(g)) for r in noisy_runs for g in [[s["lr"] for s in r["metrics"]["sweep"]]]
+    )
+    return int(edges), len(noisy_runs)
+
+
+def dp_numbers(frame: pd.DataFrame, paired: pd.DataFrame, records: list[dict], base_ppl: float) -> dict[str, float]:
+    """The numbers the DP section's text quotes (glued by the notebook); ``base_ppl``: the base model's."""
+    edges, runs = edge_rate_count(records)
+    settings = compressed_settings(records)
+    numbers = {
+        "dp_base_ppl": base_ppl,
+        "dp_noisy_runs": runs,
+        "dp_edge_rate": edges,
+        "dp_seeds": int(frame["seed"].nunique()),
+        "dp_rank": settings["rank"],
+        "dp_d": settings["d"],
+        "dp_steps": settings["steps"],
+    }
+    means = dp_means(frame)
+    for sigma in sorted(means["noise"].unique()):
+        at = means[means["noise"] == sigma].set_index("weights")
+        tag = f"z{sigma:g}".replace(".", "p")
+        for w in at.index:
+            numbers[f"dp_{tag}_{w}_ref"] = at.loc[w, "reference_auc"]
+            numbers[f"dp_{tag}_{w}_ppl"] = at.loc[w, "perplexity"]
+        if sigma > 0:
+            numbers[f"dp_{tag}_eps"] = at.loc["full", "epsilon"]
+            if "compressed" in at.index:
+                numbers[f"dp_{tag}_compressed_noise"] = at.loc["compressed", "noise_used"]
+                numbers[f"dp_{tag}_compressed_eps"] = at.loc["compressed", "epsilon"]
+    for row in paired.itertuples():
+        tag = f"z{row.sigma:g}".replace(".", "p")
+        numbers[f"dp_{tag}_{row.first}_minus_{row.second}"] = row.difference
+        numbers[f"dp_{tag}_{row.first}_minus_{row.second}_low"] = row.low
+        numbers[f"dp_{tag}_{row.first}_minus_{row.second}_high"] = row.high
+    at = means.drop_duplicates("weights").set_index("weights")
+    for w in at.index:
+        numbers[f"dp_{w}_trainable"] = at.loc[w, "trainable"]
+    return quoted_numbers(KEY, numbers)
 
 
 def base_perplexity(scale_name: str, path=None) -> float:
@@ -519,31 +817,3 @@ def base_perplexity(scale_name: str, path=None) -> float:
     if not path.is_file():
         raise FileNotFoundError(f"no base-model record at {path}; regenerate it with: make results-a6")
     return float(read_record(path)["checkpoints"][0]["validation_perplexity"])
-
-
-def lowest_rate_count(frame: pd.DataFrame, scale: Scale) -> int:
-    """How many noisy runs chose the lowest learning rate of their grid (the optimum may lie below it)."""
-    noisy = frame[frame["noise"] > 0]
-    lowest = noisy["weights"].map(lambda w: min(scale.engine.hparams(ranked=w in ("lorafa", "lora")).lr_grid))
-    return int((noisy["lr"] == lowest).sum())
-
-
-def dp_numbers(frame: pd.DataFrame, base_ppl: float, scale: Scale) -> dict[str, float]:
-    """The numbers the DP section's text quotes (glued by the notebook); ``base_ppl``: the base model's."""
-    numbers = {
-        "dp_base_ppl": base_ppl,
-        "dp_noisy_runs": int((frame["noise"] > 0).sum()),
-        "dp_lowest_rate": lowest_rate_count(frame, scale),
-    }
-    for sigma in sorted(frame["noise"].unique()):
-        at = frame[frame["noise"] == sigma].set_index("weights")
-        tag = f"z{sigma:g}".replace(".", "p")
-        for w in at.index:
-            numbers[f"dp_{tag}_{w}_ref"] = at.loc[w, "reference_auc"]
-            numbers[f"dp_{tag}_{w}_ppl"] = at.loc[w, "perplexity"]
-        if sigma > 0:
-            numbers[f"dp_{tag}_eps"] = at.loc["full", "epsilon"]
-    at = frame.drop_duplicates("weights").set_index("weights")
-    for w in at.index:
-        numbers[f"dp_{w}_trainable"] = at.loc[w, "trainable"]
-    return quoted_numbers(KEY, numbers)

@@ -6,10 +6,12 @@ gradient is clipped to C over all those matrices together, N(0, (sigma C)^2) noi
 matrix's noisy gradient G + E is projected, G + E -> M (G + E) with M = A^T A and a fresh secret r x d_in
 matrix A of N(0, 1/r) entries per layer and per step (E[M] = I: the update is unbiased).  The update
 M (G + E) = A^T [A (G + E)] is a post-processing of (A, A (G + E)), so the step's privacy is that of the
-joint release, which ``theory.noisy.m2_subsampled_pld`` accounts for: given A, a subsampled Gaussian
-mechanism whose sensitivity is C |P_A u| rather than C.  That accounting, not Opacus's, is the certificate
-here; the noise multiplier is chosen so that it matches a given DP-SGD certificate
-(:func:`matched_noise`).
+joint release: given A, a subsampled Gaussian mechanism whose sensitivity is C |P_A D| / |D| (D the text's
+clipped gradient) rather than C.  The certificate is ``theory.noisy.m2_rdp_epsilon`` (Renyi DP, valid for a
+difference of any rank); the tighter ``theory.noisy.m2_subsampled_pld`` is exact only for a rank-one
+difference and is reported beside it.  The *added* noise multiplier is chosen so that the certificate
+matches a given DP-SGD certificate (:func:`matched_noise`); the noise in the update, M E, is larger per
+coordinate than E (E[M^2] = (1 + (d + 1) / r) I), a cost the projection's accounting pays for.
 
 The loop repeats :func:`.dp.dp_train`'s, with the projection attached as the optimizer's step hook (it runs
 after Opacus's clipping, noise and scaling and before the update): ``dp.py`` is engine code whose digest keys
@@ -23,6 +25,7 @@ import math
 import time
 import warnings
 
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 
@@ -66,23 +69,29 @@ def steps_for(n_texts: int, batch_size: int, epochs: int) -> tuple[float, int]:
 
 
 @functools.lru_cache(maxsize=64)
-def matched_noise(
-    noise_multiplier: float, sample_rate: float, steps: int, delta: float, d: int, r: int, bins: int = 100
-) -> dict:
-    """The noise multiplier at which compressed DP-SGD certifies what plain DP-SGD does at ``noise_multiplier``
-    (Opacus's PRV epsilon over the same sampling and steps), with both epsilons."""
+def matched_noise(noise_multiplier: float, sample_rate: float, steps: int, delta: float, d: int, r: int) -> dict:
+    """The noise multiplier at which compressed DP-SGD certifies (by RDP, for any difference) what plain DP-SGD
+    does at ``noise_multiplier`` (Opacus's PRV epsilon over the same sampling and steps: a tighter accountant
+    than RDP, so the match is conservative for compressed DP-SGD), with both epsilons."""
     target = epsilons(noise_multiplier, sample_rate, steps, delta)["prv"]
     if target is None or not math.isfinite(target):
         raise ValueError(f"DP-SGD certifies nothing useful at sigma = {noise_multiplier}: no epsilon to match")
-    sigma = noisy.m2_matched_noise(
-        target, delta, sample_rate, steps, d, r, upper=noise_multiplier, rtol=5e-3, bins=bins
+    sigma = noisy.matched_noise_multiplier(
+        lambda s: noisy.m2_rdp_epsilon(delta, s, sample_rate, steps, d, r), target, upper=noise_multiplier, rtol=5e-3
     )
     return {
         "noise_multiplier": sigma,
-        "epsilon": noisy.m2_subsampled_epsilon(delta, sigma, sample_rate, steps, d, r, bins),
+        "epsilon": noisy.m2_rdp_epsilon(delta, sigma, sample_rate, steps, d, r),
         "matched_noise_multiplier": noise_multiplier,
         "matched_epsilon": target,
     }
+
+
+@functools.lru_cache(maxsize=64)
+def rank_one_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float, d: int, r: int) -> float:
+    """The tighter PLD figure of ``theory.noisy.m2_subsampled_pld``, exact only for a rank-one difference in one
+    layer (a real text's gradient is not): reported beside the certificate, never used as one."""
+    return noisy.m2_subsampled_epsilon(delta, noise_multiplier, sample_rate, steps, d, r)
 
 
 def compressed_train(
@@ -97,7 +106,8 @@ def compressed_train(
     desc: str = "compressed dp-sgd",
 ) -> tuple[torch.nn.Module, dict]:
     """Train ``params`` (matrices of one input width) with compressed DP-SGD; returns the unwrapped model and
-    stats with the epsilon of ``theory.noisy``'s accounting and, beside it, plain DP-SGD's at the same noise."""
+    stats with the certificate (RDP, any difference), the tighter rank-one PLD figure and plain DP-SGD's epsilon
+    at the same noise beside it."""
     from opacus import GradSampleModule
     from opacus.optimizers import DPOptimizer
     from opacus.utils.uniform_sampler import UniformWithReplacementSampler
@@ -112,7 +122,10 @@ def compressed_train(
         raise ValueError(f"batch size {cfg.batch_size} exceeds the {n_texts} texts DP-SGD samples from")
     sample_rate = cfg.batch_size / n_texts
     batches = TextBatches(windows)
-    projection = torch.Generator(device=device).manual_seed(cfg.seed + 4)  # the secret A's
+    # the secret A's: a stream of their own (no other seed's sampling or noise generator shares it)
+    projection = torch.Generator(device=device).manual_seed(
+        int(np.random.SeedSequence([cfg.seed, 4]).generate_state(1)[0])
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and unsupported-but-unused layers
         wrapped = GradSampleModule(model, loss_reduction="sum")
@@ -156,10 +169,11 @@ def compressed_train(
         "final_loss": last,
         "privacy_unit": "text",
         "sample_rate": sample_rate,
-        "epsilon": noisy.m2_subsampled_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
-        "epsilon_rdp": None,
+        "epsilon": noisy.m2_rdp_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
+        "epsilon_rdp": noisy.m2_rdp_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
+        "epsilon_rank_one": rank_one_epsilon(dp.noise_multiplier, sample_rate, steps, dp.delta, d, rank),
         "epsilon_plain_dpsgd": plain["prv"],
-        "accountant": "theory.noisy.m2_subsampled_pld (dp-accounting PLD, fresh A each step, rank-one worst case)",
+        "accountant": "theory.noisy.m2_rdp_epsilon (RDP, any difference, a fresh A each step; Opacus's conversion)",
         "delta": dp.delta,
         "noise_multiplier": dp.noise_multiplier,
         "max_grad_norm": dp.max_grad_norm,

@@ -264,36 +264,87 @@ def m2_subsampled_delta_exact(eps: float, noise_multiplier: float, sample_rate: 
     return float(max(direction(0), direction(1)))
 
 
-def m2_matched_noise(
-    epsilon: float,
-    delta: float,
-    sample_rate: float,
-    steps: int,
-    d: int,
-    r: int,
-    upper: float,
-    rtol: float = 1e-3,
-    bins: int = 100,
+RDP_ORDERS = tuple(range(2, 129))  # integer orders: the sampled Gaussian's Renyi moment is then a finite sum
+
+
+def beta_log_mgf(t: np.ndarray, a: float, b: float, nodes: int = 4000) -> np.ndarray:
+    """log E[exp(t beta)] for beta ~ Beta(a, b) and t >= 0 (log of Kummer's 1F1(a; a + b; t)), by the trapezoid rule
+    in log space on an even grid joined with grids geometric towards both ends of [0, 1], so that large t (the mass
+    near beta = 1) and the Beta density's end points stay resolved without overflow."""
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    if not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise ValueError("the moment generating function is evaluated at finite t >= 0")
+    ends = np.geomspace(1e-30, 0.5, nodes)
+    middle = np.linspace(0.0, 1.0, 5 * nodes + 1)
+    x = np.unique(np.concatenate([ends, 1.0 - ends, middle]))  # x = 1 - beta (the density's mass near 0)
+    inner = x[1:-1]
+    weights = np.diff(x)
+    log_w = np.log((weights[:-1] + weights[1:]) / 2)
+    log_pdf = stats.beta(b, a).logpdf(inner)  # 1 - beta ~ Beta(b, a)
+    terms = log_pdf[None, :] + log_w[None, :] - np.concatenate([[0.0], t])[:, None] * inner[None, :]
+    logs = special.logsumexp(terms, axis=1)
+    return t + logs[1:] - logs[0]  # divided by the grid's own total mass (its normalization error cancels)
+
+
+def m2_subsampled_rdp(noise_multiplier: float, sample_rate: float, d: int, r: int, orders=RDP_ORDERS) -> np.ndarray:
+    """Renyi DP (at integer ``orders``) of one step of compressed DP-SGD, for any clipped difference.
+
+    Given A the step is the Poisson-sampled Gaussian mechanism with sensitivity sqrt(beta') C, where beta' =
+    |P_A D|^2 / |D|^2 for the text's gradient difference D.  Its Renyi moment at integer alpha is
+    A_alpha(beta') = sum_k C(alpha, k) (1 - q)^(alpha - k) q^k exp(k (k - 1) beta' / (2 sigma^2)) (Mironov, Talwar
+    and Zhang 2019; the other direction is no larger), a convex function of beta'.  Over every direction of D and
+    every layer, beta' is a weighted mean of ratios each distributed as beta ~ Beta(r/2, (d - r)/2), so by Jensen
+    E A_alpha(beta') <= E A_alpha(beta): the joint release (A, output) has RDP log E[A_alpha(beta)] / (alpha - 1)
+    whatever the rank of D, and a fresh A each step composes adaptively.  r >= d: beta = 1, plain DP-SGD."""
+    sigma, q = _check_noise(noise_multiplier), _check_rate(sample_rate)
+    _check_dims(d, r)
+    orders = np.asarray(orders)
+    if orders.ndim != 1 or np.any(orders < 2) or np.any(orders != np.round(orders)):
+        raise ValueError("the Renyi orders must be integers >= 2")
+    top = int(orders.max())
+    k = np.arange(top + 1)
+    t = k * (k - 1) / (2 * sigma * sigma)
+    log_mgf = t if r >= d else beta_log_mgf(t, r / 2, (d - r) / 2)
+    out = []
+    for alpha in orders.astype(int):
+        kk = k[: alpha + 1]
+        log_binom = special.gammaln(alpha + 1) - special.gammaln(kk + 1) - special.gammaln(alpha - kk + 1)
+        with np.errstate(divide="ignore"):  # q = 1: log(1 - q) = -inf for the terms it zeroes
+            terms = log_binom + (alpha - kk) * np.log1p(-q) + kk * math.log(q) + log_mgf[: alpha + 1]
+        out.append(float(special.logsumexp(terms)) / (alpha - 1))
+    return np.array(out)
+
+
+def m2_rdp_epsilon(
+    delta: float, noise_multiplier: float, sample_rate: float, steps: int, d: int, r: int, orders=RDP_ORDERS
 ) -> float:
-    """The smallest noise multiplier (to ``rtol``) at which compressed DP-SGD certifies ``epsilon`` at ``delta``:
-    bisection on log sigma below ``upper`` (a sigma whose certificate is already within ``epsilon``, e.g. plain
-    DP-SGD's); returns the bracket's upper end, so the certificate at the answer is within ``epsilon``."""
+    """eps at ``delta`` of ``steps`` steps of compressed DP-SGD by RDP (:func:`m2_subsampled_rdp`, valid for any
+    difference), converted by Opacus's ``get_privacy_spent``."""
+    from opacus.accountants.analysis.rdp import get_privacy_spent
+
+    check_positive("delta", delta)
+    steps = _check_steps(steps)
+    rdp = steps * m2_subsampled_rdp(noise_multiplier, sample_rate, d, r, orders)
+    eps, _ = get_privacy_spent(orders=list(orders), rdp=list(rdp), delta=delta)
+    return float(eps)
+
+
+def matched_noise_multiplier(eps_of_sigma, epsilon: float, upper: float, rtol: float = 1e-3) -> float:
+    """The smallest noise multiplier (to ``rtol``) whose certificate ``eps_of_sigma(sigma)`` is within ``epsilon``:
+    bisection on log sigma below ``upper`` (a sigma already within ``epsilon``, e.g. plain DP-SGD's); returns the
+    bracket's upper end, so the certificate at the answer is within ``epsilon``."""
     check_positive("epsilon", epsilon)
     hi = _check_noise(upper)
-
-    def eps_at(sigma: float) -> float:
-        return m2_subsampled_epsilon(delta, sigma, sample_rate, steps, d, r, bins)
-
-    if eps_at(hi) > epsilon:
-        raise ValueError(f"at sigma = {hi} compressed DP-SGD certifies more than eps = {epsilon}: raise `upper`")
+    if eps_of_sigma(hi) > epsilon:
+        raise ValueError(f"at sigma = {hi} the certificate exceeds eps = {epsilon}: raise `upper`")
     lo = hi / 2
-    while eps_at(lo) <= epsilon:
+    while eps_of_sigma(lo) <= epsilon:
         hi, lo = lo, lo / 2
         if lo < 1e-3:
             raise ValueError(f"eps = {epsilon} is reached below sigma = 1e-3: the accounting is degenerate there")
     while hi / lo > 1 + rtol:
         mid = math.sqrt(hi * lo)
-        hi, lo = (mid, lo) if eps_at(mid) <= epsilon else (hi, mid)
+        hi, lo = (mid, lo) if eps_of_sigma(mid) <= epsilon else (hi, mid)
     return hi
 
 
