@@ -32,6 +32,7 @@
 # ```
 
 # %% tags=["hide-input"]
+import pandas as pd
 from IPython.display import display
 
 from lorapriv_utils import ledger
@@ -39,10 +40,13 @@ from lorapriv_utils.chapters import a7_conclusions as a7
 from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import current_scale
 
+pd.set_option("display.max_colwidth", None)  # the parts' descriptions are sentences: show them whole
 scale = current_scale()
 results = ledger.load_results()
 claims = a7.claims(results, scale.name)
-print(f"scale {scale.name}: {sum(len(c) for k, c in results.items() if k != a7.KEY)} claims measured by the other chapters")
+print(
+    f"scale {scale.name}: {sum(len(c) for k, c in results.items() if k != a7.KEY)} claims measured by the other chapters"
+)
 
 # %% [markdown]
 # ## The parts of each concluding claim

@@ -173,7 +173,7 @@ def compressed_train(
         "epsilon_rdp": noisy.m2_rdp_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
         "epsilon_rank_one": rank_one_epsilon(dp.noise_multiplier, sample_rate, steps, dp.delta, d, rank),
         "epsilon_plain_dpsgd": plain["prv"],
-        "accountant": "theory.noisy.m2_rdp_epsilon (RDP, any difference, a fresh A each step; Opacus's conversion)",
+        "accountant": "theory.noisy.m2_rdp_epsilon (RDP, any difference, a fresh A per step)",
         "delta": dp.delta,
         "noise_multiplier": dp.noise_multiplier,
         "max_grad_norm": dp.max_grad_norm,

@@ -319,13 +319,13 @@ def m2_rdp_epsilon(
     delta: float, noise_multiplier: float, sample_rate: float, steps: int, d: int, r: int, orders=RDP_ORDERS
 ) -> float:
     """eps at ``delta`` of ``steps`` steps of compressed DP-SGD by RDP (:func:`m2_subsampled_rdp`, valid for any
-    difference), converted by Opacus's ``get_privacy_spent``."""
-    from opacus.accountants.analysis.rdp import get_privacy_spent
+    difference), converted by dp-accounting's ``compute_epsilon`` (the conversion Opacus's RDP accountant uses)."""
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
     check_positive("delta", delta)
     steps = _check_steps(steps)
     rdp = steps * m2_subsampled_rdp(noise_multiplier, sample_rate, d, r, orders)
-    eps, _ = get_privacy_spent(orders=list(orders), rdp=list(rdp), delta=delta)
+    eps, _ = compute_epsilon(list(orders), list(rdp), delta)
     return float(eps)
 
 
