@@ -29,7 +29,7 @@ help:
 	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (about 30 minutes; resumable)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (under a minute)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about an hour)"
-	@echo "make results-b3    recompute DP-SGD on four weight sets and compressed DP-SGD, four noise multipliers, two seeds (about 40 minutes; resumable)"
+	@echo "make results-b3    recompute DP-SGD on four weight sets and compressed DP-SGD, four noise multipliers, two seeds (about 35 minutes; resumable)"
 	@echo "make bench         performance ratios, measured side by side"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py

@@ -130,27 +130,33 @@ def test_the_dp_weight_sets_claim_reads_certificate_and_attacks(tiny_scale):
     m2 = b3.m2_table([8, 768], [1, 10])
     records = _dp_records()
     frame = b3.dp_compare_frame(records)
-    separated = b3.lowrank_claim(frame, b3.paired_table(records, resamples=100), m2, tiny_scale)
+    settings = b3.compressed_settings(records)
+    separated = b3.lowrank_claim(frame, b3.paired_table(records, resamples=100), m2, settings, tiny_scale)
     assert separated.claim_id in registered(b3.KEY)
     assert [c.passed for c in separated.checks if c.role == "caveat"] == [True, False, True, False]
     assert [c.role for c in separated.checks].count("identity") == 2  # one certificate: shown, not counted
     assert separated.verdict == "qualified"
     lower = _dp_records(shifts={**SHIFTS, "lorafa": 0.0})
-    holds = b3.lowrank_claim(b3.dp_compare_frame(lower), b3.paired_table(lower, resamples=100), m2, tiny_scale)
+    holds = b3.lowrank_claim(
+        b3.dp_compare_frame(lower), b3.paired_table(lower, resamples=100), m2, settings, tiny_scale
+    )
     assert holds.verdict == "holds"
     paired = b3.paired_table(records, resamples=50)
     with pytest.raises(InstrumentError):  # different certificates at one noise would be a bug
-        b3.lowrank_claim(frame.assign(epsilon=lambda f: f.index + 1.0), paired, m2, tiny_scale)
+        b3.lowrank_claim(frame.assign(epsilon=lambda f: f.index + 1.0), paired, m2, settings, tiny_scale)
     with pytest.raises(ValueError, match="no paired comparison of lorafa"):
-        b3.lowrank_claim(frame, paired.query("first != 'lorafa'"), m2, tiny_scale)
+        b3.lowrank_claim(frame, paired.query("first != 'lorafa'"), m2, settings, tiny_scale)
     with pytest.raises(ValueError, match="no noise multiplier above 0"):
-        b3.lowrank_claim(frame.assign(noise=0.0), paired, m2, tiny_scale)
+        b3.lowrank_claim(frame.assign(noise=0.0), paired, m2, settings, tiny_scale)
+    tiny_eps = b3.lowrank_claim(frame.assign(epsilon=0.01), paired, m2, settings, tiny_scale)
+    assert tiny_eps.verdict == "fails"  # DP-SGD already below what compressed DP-SGD certifies at its noise
     table = b3.dp_table(frame)
     assert table["sigma trained"].tolist().count("0.5 (matches 1)") == 1 and len(table) == 14
     assert table["seeds"].eq(3).all()
     numbers = b3.dp_numbers(frame, paired, records, 106.0)
     assert numbers["b3_noisy_variants_dp_z1_eps"] == 3 and numbers["b3_noisy_variants_dp_seeds"] == 3
     assert numbers["b3_noisy_variants_dp_base_ppl"] == 106 and numbers["b3_noisy_variants_dp_noisy_runs"] == 30
+    assert numbers["b3_noisy_variants_dp_z1_full_ppl"] == 102.0 and numbers["b3_noisy_variants_dp_z1_eps_rdp"] == 3.6
     assert numbers["b3_noisy_variants_dp_edge_rate"] == 0 and numbers["b3_noisy_variants_dp_z1_compressed_noise"] == 0.5
     fig = plots.dp_weights_plot(b3.dp_means(frame), b3.WEIGHT_LABELS, 106.0)
     assert len(fig.axes[0].get_legend().get_texts()) == 5 + 3 + 1
