@@ -571,6 +571,11 @@ def _row(paired: pd.DataFrame, first: str, second: str, sigma: float) -> pd.Seri
     return hit.iloc[0]
 
 
+def _dpsgd_run(frame: pd.DataFrame, sigma: float) -> pd.Series:
+    """The first full fine-tuning run at ``sigma``: DP-SGD's certificate there (one for every plain weight set)."""
+    return frame[(frame["noise"] == sigma) & (frame["weights"] == "full")].iloc[0]
+
+
 def _noisy_sigmas(frame: pd.DataFrame) -> list[float]:
     sigmas = sorted(s for s in frame["noise"].unique() if s > 0)
     if not sigmas:
@@ -598,7 +603,7 @@ def lowrank_claim(frame: pd.DataFrame, paired: pd.DataFrame, m2: pd.DataFrame, s
         )
     ]
     for sigma in sigmas:
-        plain = float(frame[(frame["noise"] == sigma) & (frame["weights"] == "full")]["epsilon"].iloc[0])
+        plain = float(_dpsgd_run(frame, sigma)["epsilon"])
         checks.append(
             check_bound(
                 f"the training's setting at sigma={sigma:g}: compressed DP-SGD (fresh rank-{settings['rank']} A, "
@@ -712,7 +717,7 @@ def accuracy_claim(frame: pd.DataFrame, settings: dict, scale: Scale) -> Claim:
         at = comp[comp["noise"] == sigma]
         if at.empty:
             raise ValueError(f"no compressed DP-SGD matching sigma = {sigma:g}; run `{REGENERATE_DP}`")
-        eps = float(frame[(frame["noise"] == sigma) & (frame["weights"] == "full")]["epsilon"].iloc[0])
+        eps = float(_dpsgd_run(frame, sigma)["epsilon"])
         role = "core" if eps <= SMALL_EPS else "caveat"
         used = float(at["noise_used"].iloc[0])
         checks += [
@@ -819,8 +824,7 @@ def dp_numbers(frame: pd.DataFrame, paired: pd.DataFrame, records: list[dict], b
             numbers[f"dp_{tag}_{w}_ppl"] = at.loc[w, "perplexity"]
         if sigma > 0:
             numbers[f"dp_{tag}_eps"] = at.loc["full", "epsilon"]
-            plain = frame[(frame["noise"] == sigma) & (frame["weights"] == "full")]
-            numbers[f"dp_{tag}_eps_rdp"] = plain["epsilon_rdp"].iloc[0]
+            numbers[f"dp_{tag}_eps_rdp"] = _dpsgd_run(frame, sigma)["epsilon_rdp"]
             if "compressed" in at.index:
                 numbers[f"dp_{tag}_compressed_noise"] = at.loc["compressed", "noise_used"]
                 numbers[f"dp_{tag}_compressed_eps"] = at.loc["compressed", "epsilon"]
