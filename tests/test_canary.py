@@ -6,7 +6,9 @@ import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 
+from lorapriv_utils import store
 from lorapriv_utils.mia import audit, canary, cli, models, runner
+from lorapriv_utils.store import key_of
 from lorapriv_utils.scale import SCALES, DPConfig
 
 SCALE = ddp_driver.SCALE
@@ -64,10 +66,13 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys):
     again = audit.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
     assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().out
     grid_key = work.key(cell)
-    monkeypatch.setattr(audit, "source_digest", lambda paths: "edited-audit-code")
-    assert work.key(cell) == grid_key  # the audit's code is keyed on its own: the grid stays current
-    assert audit.audit_key(work, cell, config, DPConfig(0.5))["audit"] != record["manifest"]["key"]["audit"]
-    assert "mia/canary.py" in audit.AUDIT_CODE and "mia/canary.py" not in runner.CODE
+    monkeypatch.setitem(store.NUMERICS, "canary-audit", store.NUMERICS["canary-audit"] + 1)
+    assert work.key(cell) == grid_key  # the audit's numerics are its own: a bump leaves the grid current
+    bumped = key_of(audit.audit_spec(work, cell, config, DPConfig(0.5)))
+    assert bumped["numerics"] != record["manifest"]["key"]["numerics"]
+    assert {k: v for k, v in bumped.items() if k != "numerics"} == {
+        k: v for k, v in record["manifest"]["key"].items() if k != "numerics"
+    }
 
 
 def test_cli_audit_errors_name_the_option(capsys):

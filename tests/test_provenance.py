@@ -21,15 +21,21 @@ def test_measured_on_names_the_machine_the_versions_and_the_commit():
 
 
 def test_measurement_main_writes_the_record_atomically(tmp_path):
-    import json
 
     import pytest
 
+    from lorapriv_utils.mia.report import read_record
+    from lorapriv_utils.mia.specs import measurement_spec
+    from lorapriv_utils.scale import current_scale
+    from lorapriv_utils.store import key_of
+
     path = tmp_path / "deep" / "m.json"
-    provenance.measurement_main([str(path)], "some.module", lambda: {"value": 1, "wall_seconds": 0.5})
-    assert json.loads(path.read_text()) == {"value": 1, "wall_seconds": 0.5}
+    provenance.measurement_main([str(path)], "some.module", lambda: {"value": 1, "wall_seconds": 0.5}, "alignment")
+    record = read_record(path)  # its checksum verifies
+    assert record["value"] == 1 and record["wall_seconds"] == 0.5
+    assert record["manifest"]["key"] == key_of(measurement_spec("alignment", current_scale()))
     with pytest.raises(SystemExit, match="usage: python -m some.module PATH.json"):
-        provenance.measurement_main([], "some.module", dict)
+        provenance.measurement_main([], "some.module", dict, "alignment")
 
 
 def test_git_dirty_ignores_the_results_folder(tmp_path):

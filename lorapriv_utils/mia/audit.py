@@ -3,8 +3,8 @@
 The audit trains the cell's method once, with the cell's data, learning rate (the same sweep and rule
 as the grid) and steps, on the members plus the canaries that came up "in" (``canary``), and turns the
 canaries' scores into an epsilon lower bound.  A record is written atomically with a manifest, and an
-intact, current one is reused; its staleness key is the grid cell's plus the audit's settings and the
-audit's own code, so that editing this module or ``canary`` re-keys audits but not the grid.
+intact, current one is reused; its spec (``specs.audit_spec``) is the grid cell's plus the canaries'
+settings and the canary audit's numerics version.
 """
 
 from __future__ import annotations
@@ -16,15 +16,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..files import atomic_write_text
-from ..provenance import source_digest
 from ..scale import DPConfig, Scale
-from . import canary, finetune, models
+from . import canary, finetune, models, specs
 from .canary import CanaryConfig
 from .grid import Cell
 from .report import SCHEMA, record_checksum
 from .runner import Runner, load_result, perplexity
-
-AUDIT_CODE = ("mia/audit.py", "mia/canary.py")  # beside the engine's (``runner.CODE``, in the cell's key)
 
 
 def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
@@ -32,18 +29,18 @@ def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path
     return Path(out) / scale.name / "audit" / f"{cell.name}{sigma}.json"
 
 
-def audit_key(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
-    """The grid cell's staleness key, plus one digest of the audit's settings and code."""
-    own = {"canaries": asdict(config), "dp": asdict(dp), "code": source_digest(AUDIT_CODE)}
-    return {**work.key(cell), "audit": record_checksum(own)[:16]}
+def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
+    """The grid cell's spec, with the audit's DP-SGD settings (for a ``dpsgd`` cell) and canaries."""
+    corpus = work.corpus(cell.dataset, cell.seed)
+    return specs.audit_spec(work.engine, cell, corpus, asdict(config), dp, **work.options())
 
 
 def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | None = None) -> dict:
     """The one-run canary audit of ``cell``'s method (``dp``: DP-SGD's settings for a ``dpsgd`` cell)."""
     dp = dp or work.engine.dp
     path = audit_path(work.out, work.scale, cell, dp)
-    key = audit_key(work, cell, config, dp)
-    done = load_result(path, key, with_scores=False)
+    spec = audit_spec(work, cell, config, dp)
+    done = load_result(path, spec, with_scores=False)
     if done is not None:
         return done
     start = time.perf_counter()
@@ -77,7 +74,7 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
         "validation_perplexity": perplexity(trained, prepared.validation, work.device),
         "training": {k: v for k, v in stats.items() if k != "seconds"},
         "manifest": {
-            **work.provenance(key, start),
+            **work.provenance(spec, start),
             "cell": asdict(cell),
             "canary_config": asdict(config),
             "canary_source": "the split's non-members (held-out texts of the corpus), in its seeded order",

@@ -4,7 +4,8 @@
 ``python -m lorapriv_utils table RESULTS_DIR [--csv]`` prints the summary table of its results;
 ``python -m lorapriv_utils audit --methods lora,rowscale,dpsgd --ranks 8`` audits methods with canaries;
 ``python -m lorapriv_utils frontier`` runs the privacy-utility frontier (resumable);
-``python -m lorapriv_utils lira`` trains offline LiRA's reference models for finished cells.
+``python -m lorapriv_utils lira`` trains offline LiRA's reference models for finished cells;
+``python -m lorapriv_utils status`` says whether each committed result is current.
 Arguments are checked before torch is imported, so a mistake is reported in well under a second,
 with the option it concerns.
 """
@@ -115,6 +116,18 @@ def build_parser() -> argparse.ArgumentParser:
     table = sub.add_parser("table", help="print the summary table of a results folder")
     table.add_argument("results", type=Path, help="a results folder (the --out of run) or one scale's subfolder")
     table.add_argument("--csv", action="store_true", help="print CSV instead of an aligned table")
+    status = sub.add_parser(
+        "status", help="say whether each committed result is current, stale (and what changed), damaged or missing"
+    )
+    status.add_argument(
+        "results", type=Path, nargs="?", default=None, help="the published folder (default: results/published)"
+    )
+    status.add_argument(
+        "--data-dir",
+        default=os.environ.get(data.DATA_ENV_VAR),
+        help="folder with enron/ and pubmed/, to check the data part of the records made on them",
+    )
+    status.add_argument("--verbose", action="store_true", help="one line per record, current ones included")
     return parser
 
 
@@ -271,6 +284,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(err))
         print(report.as_csv(rows) if args.csv else report.as_text(rows), end="" if args.csv else "\n")
         return 0
+    if args.command == "status":
+        from ..catalogue import PUBLISHED
+        from . import status
+
+        args.results = args.results or PUBLISHED
+        if not Path(args.results).is_dir():
+            parser.error(f"no results folder {args.results}; give the published folder (results/published)")
+        return status.main(args)
     if args.command == "frontier":
         return run_frontier(args, parser)
     if args.command == "lira":

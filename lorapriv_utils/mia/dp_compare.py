@@ -26,7 +26,7 @@ sigma = 0 (clipping alone, no certificate) shows what the attacks see without no
 every text's loss under the target and the reference, so that two weight sets can be compared text by
 text (a paired bootstrap).
 
-Results: one JSON record per cell, written atomically with a manifest and a staleness key, under
+Results: one JSON record per cell, written atomically with a manifest, its spec and key, under
 ``OUT/dp_compare/SCALE/``; a rerun skips the cells that are intact and current
 (``python -m lorapriv_utils.mia.dp_compare --out results/published``).
 """
@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,51 +45,18 @@ import torch
 from tqdm.auto import tqdm
 
 from ..files import atomic_write_text
-from ..provenance import package_version, package_versions, source_digest
 from ..scale import Scale
-from . import compressed, dp, finetune
+from . import compressed, dp, finetune, specs
 from . import metrics as mia_metrics
+from .grid import LOW_RANK, WEIGHT_SETS, DPCell
 from .report import SCHEMA, read_record, record_checksum
-from .runner import CODE, COMPUTING_PACKAGES, Runner, attack_metrics, load_result, perplexity, reference_seed
+from .runner import Runner, attack_metrics, load_result, perplexity, reference_seed
 from .training import text_losses
 
-WEIGHT_SETS = ("full", "adapter", "lorafa", "lora", "compressed")
-LOW_RANK = ("lorafa", "lora", "compressed")
 NOISE = (0.0, 0.5, 1.0, 2.0)
 RANK = 8
 SEEDS = (0, 1)
-SOURCE = (*CODE, "mia/dp_compare.py")
-COMPRESSED_SOURCE = (*SOURCE, "mia/compressed.py", "theory/noisy.py")  # its accountant sets its noise
 KIND = "dp-compare"
-
-
-@dataclass(frozen=True)
-class DPCell:
-    """One DP training: a weight set, DP-SGD's noise multiplier (0: clipping only), a dataset and a seed.
-
-    For ``compressed`` the noise multiplier names the plain DP-SGD certificate matched (the training itself
-    uses the smaller noise that gives compressed DP-SGD that epsilon; the record stores both)."""
-
-    weights: str
-    noise: float
-    dataset: str = "ptb"
-    seed: int = 0
-    rank: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.weights not in WEIGHT_SETS:
-            raise ValueError(f"unknown weight set {self.weights!r}; choose one of {', '.join(WEIGHT_SETS)}")
-        if (self.weights in LOW_RANK) != (self.rank is not None):
-            raise ValueError(f"weight set {self.weights!r} {'needs' if self.weights in LOW_RANK else 'takes no'} rank")
-        if not (math.isfinite(self.noise) and self.noise >= 0):
-            raise ValueError(f"the noise multiplier must be finite and >= 0 (0: clipping only), got {self.noise}")
-        if self.weights == "compressed" and self.noise == 0:
-            raise ValueError("compressed DP-SGD matches a DP-SGD certificate: give a noise multiplier > 0")
-
-    @property
-    def name(self) -> str:
-        rank = "" if self.rank is None else f"-r{self.rank}"
-        return f"{self.dataset}/{self.weights}{rank}-z{self.noise:g}-s{self.seed}"
 
 
 def plan(
@@ -110,15 +76,7 @@ def lr_grid(work: Runner, weights: str) -> dict:
     """The engine's learning-rate rule for the weight set's method, its grid widened by one step (the ratio of
     its first and last neighbours) at each end: DP training often picks a rate at the engine's edges.
     ``compressed`` trains the full-rank matrices and takes ``adapter``'s grid."""
-    rule = work.lr_rule("adapter" if weights == "compressed" else weights)
-    grid = rule["grid"]
-    if len(grid) < 2:
-        return rule
-    wider = [grid[0] * grid[0] / grid[1], *grid, grid[-1] * grid[-1] / grid[-2]]
-    return {
-        "rule": rule["rule"] + ", over the engine's grid widened by one step at each end",
-        "grid": [float(f"{g:.3g}") for g in wider],
-    }
+    return specs.widened_lr_rule(work.lr_rule("adapter" if weights == "compressed" else weights))
 
 
 def dp_parameters(
@@ -171,22 +129,12 @@ def result_path(out: Path, scale: Scale, cell: DPCell) -> Path:
     return Path(out) / "dp_compare" / scale.name / f"{cell.name}.json"
 
 
-def cell_key(work: Runner, cell: DPCell) -> dict:
-    """The staleness key: digests of the configuration, the data, the code that computes and the versions."""
-    prepared = work.dataset(cell.dataset, cell.seed)
-    parts = {
-        "config": {"engine": asdict(work.engine), "cell": asdict(cell), "lr_rule": lr_grid(work, cell.weights)},
-        "data": prepared.split_hashes,
-        "code": {
-            "package": package_version("lorapriv-utils"),
-            "source": source_digest(COMPRESSED_SOURCE if cell.weights == "compressed" else SOURCE),
-        },
-        "versions": package_versions(COMPUTING_PACKAGES),
-    }
-    return {part: record_checksum(value)[:16] for part, value in parts.items()}
+def cell_spec(work: Runner, cell: DPCell) -> dict:
+    """What a DP training's numbers depend on (``specs.dp_compare_spec``)."""
+    return specs.dp_compare_spec(work.engine, cell, work.corpus(cell.dataset, cell.seed))
 
 
-def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
+def run_cell(work: Runner, cell: DPCell, spec: dict) -> dict:
     """Sweep the rate on the auxiliary part, train the target on the members, attack; write the record."""
     start = time.perf_counter()
     prepared = work.dataset(cell.dataset, cell.seed)
@@ -230,7 +178,7 @@ def run_cell(work: Runner, cell: DPCell, key: dict) -> dict:
         "cell": asdict(cell),
         "metrics": metrics,
         "manifest": {
-            **work.provenance(key, start),
+            **work.provenance(spec, start),
             "split_hashes": prepared.split_hashes,
             "training_seconds": stats["seconds"],
         },
@@ -244,9 +192,9 @@ def run(work: Runner, cells: list[DPCell]) -> list[dict]:
     """Every cell, reusing those whose record is intact and current."""
     records = []
     for cell in tqdm(cells, desc=f"DP weight sets ({work.scale.name})", disable=not work.progress):
-        key = cell_key(work, cell)
-        done = load_result(result_path(work.out, work.scale, cell), key, with_scores=False)
-        records.append(done if done is not None else run_cell(work, cell, key))
+        spec = cell_spec(work, cell)
+        done = load_result(result_path(work.out, work.scale, cell), spec, with_scores=False)
+        records.append(done if done is not None else run_cell(work, cell, spec))
     return records
 
 
@@ -255,9 +203,7 @@ def load(folder: Path) -> list[dict]:
     folder = Path(folder)
     paths = sorted(folder.rglob("*.json"))
     if not paths:
-        raise FileNotFoundError(
-            f"no DP comparison records under {folder}; run `make results-b3` (about 10 minutes on 2 cores)"
-        )
+        raise FileNotFoundError(f"no DP comparison records under {folder}; run `make results-b3`")
     records = [read_record(p) for p in paths]
     wrong = [str(p) for p, r in zip(paths, records, strict=True) if r.get("kind") != KIND]
     if wrong:

@@ -28,9 +28,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..files import atomic_write_bytes, atomic_write_text
-from . import finetune
+from . import finetune, specs
 from .dp import epsilons
-from .grid import Cell, Variant
+from .grid import Variant
 from .report import SCHEMA, record_checksum
 from .runner import Runner, load_result, perplexity, reference_seed, scores_digest, scores_path
 from .training import text_losses, text_scores
@@ -56,8 +56,8 @@ def _write(path: Path, record: dict, scores: dict[str, np.ndarray]) -> dict:
 def run_base(work: Runner, dataset: str, seed: int) -> dict:
     """Epoch 0 of every variant: the base model's scores and perplexity (its reference is itself)."""
     path = frontier_path(work.out, work.scale.name, dataset, "base", seed)
-    key = {**work.key(Cell(dataset, "full", None, seed)), "frontier": "base"}
-    done = load_result(path, key)
+    spec = specs.frontier_base_spec(work.engine, dataset, seed, work.corpus(dataset, seed))
+    done = load_result(path, spec)
     if done is not None:
         return done
     start = time.perf_counter()
@@ -78,7 +78,7 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
         "checkpoints": [
             {"epoch": 0, "steps": 0, "validation_perplexity": perplexity(model, prepared.validation, work.device)}
         ],
-        "manifest": {**work.provenance(key, start), "split_hashes": prepared.split_hashes},
+        "manifest": {**work.provenance(spec, start), "split_hashes": prepared.split_hashes},
     }
     return _write(path, record, scores)
 
@@ -90,10 +90,11 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
         raise ValueError(f"--checkpoints: increasing epochs >= 1, got {list(checkpoints)}")
     name = f"{variant.name}-lr{lr:g}"
     path = frontier_path(work.out, work.scale.name, dataset, name, seed)
-    cell = Cell(dataset, variant.method, variant.rank, seed)
     point = {"variant": asdict(variant), "lr": lr, "checkpoints": list(checkpoints)}
-    key = {**work.key(cell), "frontier": record_checksum(point)[:16]}
-    done = load_result(path, key)
+    spec = specs.frontier_point_spec(
+        work.engine, dataset, variant, lr, seed, checkpoints, work.corpus(dataset, seed), asdict(work.overrides)
+    )
+    done = load_result(path, spec)
     if done is not None:
         return done
     start = time.perf_counter()
@@ -158,7 +159,7 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
         "checkpoints": rows,
         "training": {k: v for k, v in target.items() if k != "seconds"},
         "manifest": {
-            **work.provenance(key, start),
+            **work.provenance(spec, start),
             "train_config": asdict(cfg),
             "dp": asdict(dp) if variant.method == "dpsgd" else None,
             "split_hashes": prepared.split_hashes,

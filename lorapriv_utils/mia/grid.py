@@ -6,6 +6,7 @@ under a second; every error names the option it is about.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..scale import Scale
@@ -190,3 +191,37 @@ def check_ranks_given(ranks_given: bool, methods: list[str]) -> None:
         raise ValueError(
             f"--ranks: given, but none of the methods {', '.join(methods)} has a rank (ranked: {', '.join(RANKED)})"
         )
+
+
+# DP-SGD on different sets of weights (``dp_compare``)
+WEIGHT_SETS = ("full", "adapter", "lorafa", "lora", "compressed")
+LOW_RANK = ("lorafa", "lora", "compressed")
+
+
+@dataclass(frozen=True)
+class DPCell:
+    """One DP training: a weight set, DP-SGD's noise multiplier (0: clipping only), a dataset and a seed.
+
+    For ``compressed`` the noise multiplier names the plain DP-SGD certificate matched (the training itself
+    uses the smaller noise that gives compressed DP-SGD that epsilon; the record stores both)."""
+
+    weights: str
+    noise: float
+    dataset: str = "ptb"
+    seed: int = 0
+    rank: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.weights not in WEIGHT_SETS:
+            raise ValueError(f"unknown weight set {self.weights!r}; choose one of {', '.join(WEIGHT_SETS)}")
+        if (self.weights in LOW_RANK) != (self.rank is not None):
+            raise ValueError(f"weight set {self.weights!r} {'needs' if self.weights in LOW_RANK else 'takes no'} rank")
+        if not (math.isfinite(self.noise) and self.noise >= 0):
+            raise ValueError(f"the noise multiplier must be finite and >= 0 (0: clipping only), got {self.noise}")
+        if self.weights == "compressed" and self.noise == 0:
+            raise ValueError("compressed DP-SGD matches a DP-SGD certificate: give a noise multiplier > 0")
+
+    @property
+    def name(self) -> str:
+        rank = "" if self.rank is None else f"-r{self.rank}"
+        return f"{self.dataset}/{self.weights}{rank}-z{self.noise:g}-s{self.seed}"

@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from ..files import atomic_write_bytes, atomic_write_text
-from ..provenance import source_digest
 from .report import SCHEMA, record_checksum
 
 
@@ -72,13 +71,20 @@ def run_cell_references(work, cell, k: int) -> dict:
     """:func:`run_references` at the learning rate the finished grid cell chose (its record must exist)."""
     from .runner import load_result, result_path
 
-    record = load_result(result_path(work.out, work.scale, cell), work.key(cell))
+    record = load_result(result_path(work.out, work.scale, cell), work.spec(cell))
     if record is None:
         raise FileNotFoundError(
             f"no current result for {cell.name} under {work.out}: run the grid first "
             "(python -m lorapriv_utils run with the same options)"
         )
     return run_references(work, cell, record["metrics"]["lr_selection"]["chosen"], k)
+
+
+def lira_spec(work, cell, lr: float, k: int) -> dict:
+    """What a cell's LiRA references depend on (``specs.lira_spec``)."""
+    from . import specs
+
+    return specs.lira_spec(work.engine, cell, work.corpus(cell.dataset, cell.seed), lr, k, **work.options())
 
 
 def run_references(work, cell, lr: float, k: int) -> dict:
@@ -91,9 +97,8 @@ def run_references(work, cell, lr: float, k: int) -> dict:
 
     variant = cell.method if cell.rank is None else f"{cell.method}-r{cell.rank}"
     path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)
-    own = {"lr": lr, "k": k, "code": source_digest(("mia/lira.py",))}  # its own code, beside the engine's
-    key = {**work.key(cell), "lira": record_checksum(own)[:16]}
-    done = load_result(path, key)
+    spec = lira_spec(work, cell, lr, k)
+    done = load_result(path, spec)
     if done is not None:
         return done
     start = time.perf_counter()
@@ -129,7 +134,7 @@ def run_references(work, cell, lr: float, k: int) -> dict:
         "references": k,
         "scores_sha256": scores_digest(arrays),
         "manifest": {
-            **work.provenance(key, start),
+            **work.provenance(spec, start),
             "train_config": asdict(cfg),
             "split_hashes": prepared.split_hashes,
             "reference_seeds": {"secret": [cfg.seed + 100 * (i + 1) for i in range(k)], "lora_init": cell.seed},

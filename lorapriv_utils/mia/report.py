@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 SCHEMA = 2  # the layout of a cell's record; records of another schema are skipped (rerun them)
 ATTACK = "reference_attack"
 RATES = ("0.01", "0.001", "0.0001")
@@ -22,6 +24,18 @@ RATES = ("0.01", "0.001", "0.0001")
 def record_checksum(payload: dict) -> str:
     """The checksum a result record carries: SHA-256 of its canonical JSON (keys sorted)."""
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def seal(record: dict, spec: dict | None = None) -> dict:
+    """``record`` with its spec and key in its manifest (when ``spec`` is given) and its checksum: what every
+    committed record is written as."""
+    from ..store import key_of
+
+    record.pop("checksum", None)
+    if spec is not None:
+        record.setdefault("manifest", {}).update(spec=spec, key=key_of(spec))
+    record["checksum"] = record_checksum(record)
+    return record
 
 
 def read_record(path: Path) -> dict:
@@ -35,6 +49,30 @@ def read_record(path: Path) -> dict:
     ):
         raise ValueError("checksum mismatch")
     return record
+
+
+def scores_path(result: Path) -> Path:
+    return result.with_name(result.name.removesuffix(".json") + ".scores.npz")
+
+
+def scores_digest(scores: dict[str, np.ndarray]) -> str:
+    """A digest of the per-text scores' values (not of the zip file, whose bytes carry timestamps)."""
+    digest = hashlib.sha256()
+    for name in sorted(scores):
+        values = np.ascontiguousarray(scores[name], dtype=np.float64)
+        digest.update(name.encode() + b"\0" + values.tobytes())
+    return digest.hexdigest()
+
+
+def read_scores(path: Path) -> dict[str, np.ndarray]:
+    """Per-text scores of a cell (plain arrays only: the file is read with pickling disabled)."""
+    with np.load(path, allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+def read_scores_digest(path: Path) -> str:
+    """:func:`scores_digest` of a scores file."""
+    return scores_digest(read_scores(path))
 
 
 def _verified(path: Path) -> dict | None:

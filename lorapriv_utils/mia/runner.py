@@ -21,21 +21,22 @@ Per cell:
 
 A finished cell is written atomically as one JSON file (metrics, manifest, checksum) with its
 per-text scores beside it (``.scores.npz``, covered by the checksum).  A rerun skips a cell only
-when its files are intact and its *staleness key* matches: digests of the configuration, the
-data (every split, validation included), the method's hyperparameters, the engine's code and
-the versions of the packages that compute.  Otherwise the cell is recomputed, and one line says
-which part changed.  ``shard=(i, n)`` runs every n-th cell starting at i.
+when its files are intact and its key matches that of its spec (``specs.cell_spec``: the method and
+its settings, the corpus's digest and caps, the base model, the numerics versions of the components
+it uses and the versions of the packages that compute; ``lorapriv_utils.store``).  Otherwise the
+cell is recomputed, and one line says which part, and which fields, changed.  ``shard=(i, n)``
+runs every n-th cell starting at i.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
 import io
 import json
 import os
 import time
+import zipfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -44,16 +45,17 @@ import torch
 from tqdm.auto import tqdm
 
 from ..files import atomic_write_bytes, atomic_write_text
-from ..provenance import git_commit, git_dirty, package_version, package_versions, runtime, source_digest
+from ..provenance import git_commit, git_dirty, package_versions, runtime
 from ..scale import EngineScale, Scale
+from ..store import changed_parts, key_of, spec_differences
 from . import data as data_mod
-from . import finetune, models
+from . import finetune, models, specs
 from . import metrics as mia_metrics
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
-from .report import SCHEMA, read_record, record_checksum
+from .report import SCHEMA, read_record, read_scores, record_checksum, scores_digest, scores_path
 from .training import row_sums, text_losses, text_scores
 
-__all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "shard"]
+__all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "read_scores", "scores_digest", "scores_path", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)
 REFERENCE_SEED_OFFSET = 1000
 
@@ -61,16 +63,6 @@ REFERENCE_SEED_OFFSET = 1000
 def reference_seed(seed: int) -> int:
     """The seed of a reference model's training randomness: independent of the target's (``seed``)."""
     return seed + REFERENCE_SEED_OFFSET
-
-
-# The package code that computes a cell or a frontier point (not the reporting and analysis modules,
-# so that a change there leaves the results current).
-CODE = tuple(
-    f"mia/{name}.py"
-    for name in ("data", "dp", "finetune", "frontier", "grid", "metrics", "models", "per_text", "rowscale")
-    + ("runner", "tokenization", "training")
-) + ("scale.py",)
-COMPUTING_PACKAGES = ("torch", "transformers", "peft", "opacus", "accelerate", "tokenizers", "numpy", "scipy")
 
 
 @dataclass(frozen=True)
@@ -115,42 +107,26 @@ def result_path(out: Path, scale: Scale, cell: Cell) -> Path:
     return Path(out) / scale.name / f"{cell.name}.json"
 
 
-def scores_path(result: Path) -> Path:
-    return result.with_name(result.name.removesuffix(".json") + ".scores.npz")
-
-
-def scores_digest(scores: dict[str, np.ndarray]) -> str:
-    """A digest of the per-text scores' values (not of the zip file, whose bytes carry timestamps)."""
-    digest = hashlib.sha256()
-    for name in sorted(scores):
-        values = np.ascontiguousarray(scores[name], dtype=np.float64)
-        digest.update(name.encode() + b"\0" + values.tobytes())
-    return digest.hexdigest()
-
-
-def read_scores(path: Path) -> dict[str, np.ndarray]:
-    """Per-text scores of a cell (plain arrays only: the file is read with pickling disabled)."""
-    with np.load(path, allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
-
-
-def load_result(path: Path, key: dict, with_scores: bool = True) -> dict | None:
+def load_result(path: Path, spec: dict, with_scores: bool = True) -> dict | None:
     """A finished record (a cell's, or an audit's with ``with_scores=False``), or None, with one line saying why,
-    when it is missing, corrupt, partial or stale."""
+    when it is missing, corrupt, partial or stale (its key is not that of ``spec``)."""
     if not path.is_file():
         return None
     try:
         record = read_record(path)
         if record.get("schema") != SCHEMA:
-            raise ValueError("checksum mismatch")
+            raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}")
         if with_scores and scores_digest(read_scores(scores_path(path))) != record["scores_sha256"]:
             raise ValueError("scores file does not match")
-    except (ValueError, KeyError, OSError) as err:
-        tqdm.write(f"lorapriv: {path} is corrupted or partial ({err}); recomputing it")
+    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as err:
+        tqdm.write(f"lorapriv: {path} is damaged or partial ({err}); recomputing it")
         return None
-    changed = [part for part in key if record["manifest"]["key"].get(part) != key[part]]
+    stored = record["manifest"].get("key", {})
+    changed = changed_parts(stored, key_of(spec))
     if changed:
-        tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed); recomputing it")
+        fields = spec_differences(record["manifest"].get("spec", {}), spec) if "spec" in record["manifest"] else []
+        detail = f": {', '.join(fields[:4])}" if fields else ""
+        tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); recomputing it")
         return None
     return record
 
@@ -259,23 +235,21 @@ class Runner:
             "reference": self.reference,
         }
 
+    def corpus(self, name: str, seed: int) -> dict:
+        """The digest of a dataset's texts as this run loads them (no tokenizer needed)."""
+        return specs.dataset_corpus(self.engine, name, seed, self.data_dir, self.hub)
+
+    def options(self) -> dict:
+        """The run's options that enter a spec: the overrides and the reference model."""
+        return {"overrides": asdict(self.overrides), "reference": self.reference}
+
+    def spec(self, cell: Cell) -> dict:
+        """What a cell's numbers depend on (``specs.cell_spec``); its key decides whether a record is reused."""
+        return specs.cell_spec(self.engine, cell, self.corpus(cell.dataset, cell.seed), **self.options())
+
     def key(self, cell: Cell) -> dict:
-        """The staleness key of a cell: one digest per part that can change its numbers."""
-        prepared = self.dataset(cell.dataset, cell.seed)
-        hparams = {
-            "train": {**asdict(self.train_config(cell.method, cell.seed)), "lr": None},  # the lr comes from the rule
-            "lr_rule": self.lr_rule(cell.method),
-            "dp": asdict(self.engine.dp) if cell.method == "dpsgd" else None,
-            "rowscale": asdict(self.engine.rowscale) if cell.method == "rowscale" else None,
-        }
-        parts = {
-            "config": self.config,
-            "data": {"hashes": prepared.split_hashes, "dedup": prepared.dedup},
-            "hparams": hparams,
-            "code": {"package": package_version("lorapriv-utils"), "source": source_digest(CODE)},
-            "versions": package_versions(COMPUTING_PACKAGES),
-        }
-        return {part: record_checksum(value)[:16] for part, value in parts.items()}
+        """The key of a cell: one digest per part of its spec."""
+        return key_of(self.spec(cell))
 
     def base(self):
         if self._base is None:
@@ -295,10 +269,7 @@ class Runner:
         return self._datasets[(name, seed)]
 
     def lr_rule(self, method: str) -> dict:
-        if self.overrides.lr is not None:
-            return {"rule": "fixed by --lr", "grid": [self.overrides.lr]}
-        grid = self.engine.hparams(ranked=method in finetune.RANKED).lr_grid
-        return {"rule": "lowest validation perplexity after training on the auxiliary part", "grid": list(grid)}
+        return specs.lr_rule(self.engine, method, self.overrides.lr)
 
     def train_config(self, method: str, seed: int, lr: float | None = None):
         tc = finetune.default_train_config(self.engine, method, seed, lr)
@@ -329,12 +300,13 @@ class Runner:
             a_seed=a_seed,
         )
 
-    def provenance(self, key: dict, start: float) -> dict:
-        """The manifest entries every record shares: its staleness key, the configuration, the model, the
+    def provenance(self, spec: dict, start: float) -> dict:
+        """The manifest entries every record shares: its spec and key, the configuration, the model, the
         versions, runtime, commit, device and wall time since ``start`` (``time.perf_counter()``)."""
         _, _, base_info = self.base()
         return {
-            "key": key,
+            "spec": spec,
+            "key": key_of(spec),
             "config": json.loads(json.dumps(self.config)),  # as the record reads back (tuples become lists)
             "model": {**asdict(self.engine.model), "base": base_info},
             "versions": package_versions(),
@@ -386,10 +358,10 @@ class Runner:
             "reference_lora_init": s,  # the public start A, shared with the target
         }
 
-    def run_cell(self, cell: Cell, key: dict | None = None) -> dict:
+    def run_cell(self, cell: Cell, spec: dict | None = None) -> dict:
         start = time.perf_counter()
         prepared = self.dataset(cell.dataset, cell.seed)
-        key = key or self.key(cell)
+        spec = spec or self.spec(cell)
         chosen = self.sweep(cell.dataset, cell.method, cell.rank, cell.seed)
         reference = chosen if self.reference == "same" else self.sweep(cell.dataset, "full", None, cell.seed)
         cfg = self.train_config(cell.method, cell.seed, chosen["lr"])
@@ -445,7 +417,7 @@ class Runner:
             "training": {k: v for k, v in stats.items() if k != "seconds"},  # wall time goes to the manifest
         }
         manifest = {
-            **self.provenance(key, start),
+            **self.provenance(spec, start),
             "cell": asdict(cell),
             "train_config": asdict(cfg),
             "seeds": self.seeds(cell),
@@ -481,9 +453,9 @@ class Runner:
     def run(self, cells: list[Cell]) -> list[dict]:
         results = []
         for cell in tqdm(cells, desc=f"grid ({self.scale.name})", disable=not self.progress):
-            key = self.key(cell)
-            done = load_result(result_path(self.out, self.scale, cell), key)
-            results.append(done if done is not None else self.run_cell(cell, key))
+            spec = self.spec(cell)
+            done = load_result(result_path(self.out, self.scale, cell), spec)
+            results.append(done if done is not None else self.run_cell(cell, spec))
         return results
 
 

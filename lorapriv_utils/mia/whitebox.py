@@ -257,16 +257,17 @@ def main(argv: list[str] | None = None) -> None:
 
     from ..files import atomic_write_text
     from ..scale import current_scale
-    from .report import record_checksum
+    from .report import seal
     from .runner import set_threads
+    from .specs import measurement_spec
 
     parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.whitebox", description=main.__doc__)
     parser.add_argument("path", help="the JSON file to write")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
     args = parser.parse_args(argv)
     set_threads(args.threads)
-    record = game_record(Runner(current_scale(), out="."))
-    record["checksum"] = record_checksum(record)
+    scale = current_scale()
+    record = seal(game_record(Runner(scale, out=".")), measurement_spec("whitebox", scale))
     atomic_write_text(args.path, json.dumps(record, indent=1, sort_keys=True) + "\n")
     print(f"wrote {args.path} in {record['wall_seconds']:.0f} s")
     for row in record["rows"]:
