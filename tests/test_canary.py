@@ -8,8 +8,8 @@ import pytest
 
 from lorapriv_utils import store
 from lorapriv_utils.mia import audit, canary, cli, models, runner
-from lorapriv_utils.store import key_of
 from lorapriv_utils.scale import SCALES, DPConfig
+from lorapriv_utils.store import key_of
 
 SCALE = ddp_driver.SCALE
 

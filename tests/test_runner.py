@@ -203,9 +203,9 @@ def test_keys_follow_what_the_numbers_depend_on(tmp_path):
         source.write_text(source.read_text(encoding="utf-8") + "\n# a comment in every file\n", encoding="utf-8")
     script = (
         "import json; from lorapriv_utils.mia import runner; from test_runner import SCALE; "
-        "assert runner.__file__.startswith(%r); w = runner.Runner(SCALE, '.', progress=False); "
+        f"assert runner.__file__.startswith({str(copy_of)!r}); w = runner.Runner(SCALE, '.', progress=False); "
         "print(json.dumps([w.key(runner.Cell('synthetic-email', m, r, 0)) for m, r in "
-        "(('full', None), ('lora', 2), ('dpsgd', 2))]))" % str(copy_of)
+        "(('full', None), ('lora', 2), ('dpsgd', 2))]))"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy_of.parent), str(REPO / "tests")])}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
