@@ -194,8 +194,8 @@ SCALES: dict[str, Scale] = {
         dyn_lrs=17,
         attack_trials=20_000,
         # A 4-layer GPT-2 of width 128 (5.7 times the default's parameters) on Penn Treebank and the real
-        # Enron and PubMed samples (a data folder at run time): Table 1's grid, one seed, in about an
-        # hour on 2 cores (two shards of one thread).  Long-text corpora keep fewer texts per part.
+        # Enron and PubMed samples (a data folder at run time): Table 1's grid, one seed, on 2 cores (two
+        # shards of one thread; each record holds its wall time).  Long-text corpora keep fewer texts per part.
         engine=EngineScale(
             model=ModelSpec(
                 n_layer=4,

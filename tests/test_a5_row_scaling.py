@@ -1,6 +1,7 @@
 """Chapter a5_row_scaling (paper A §5) at a tiny scale: tables, accounting and verdicts."""
 
 import dataclasses
+import json
 
 import numpy as np
 from conftest import registered
@@ -93,6 +94,11 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
     other = tmp_path / "elsewhere" / "other.json"
     other.parent.mkdir()
     other.write_text("{}")
+    with pytest.raises(ValueError, match="checksum mismatch"):  # every committed record carries a checksum
+        a5.load_real_multiplier(other)
+    from lorapriv_utils.mia.report import seal
+
+    other.write_text(json.dumps(seal({})))
     with pytest.raises(ValueError, match="not a multiplier record"):
         a5.load_real_multiplier(other)
     with pytest.raises(FileNotFoundError, match="regenerate"):

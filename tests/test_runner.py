@@ -177,7 +177,7 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
     assert "stale (derived changed: derived.bootstrap_resamples)" in capsys.readouterr().out
     epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
     assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
-    assert "stale (method changed: method.train.epochs)" in capsys.readouterr().out
+    assert "method changed: derived.bootstrap_resamples, method.train.epochs" in capsys.readouterr().out
     monkeypatch.setitem(store.NUMERICS, "full", store.NUMERICS["full"] + 1)  # a bump re-keys full fine-tuning
     _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
     assert "stale (numerics changed: numerics.full)" in capsys.readouterr().out

@@ -407,16 +407,17 @@ REAL_COLUMNS = frozenset(REAL_COLUMNS_ORDER)
 
 
 def load_real_multiplier(path=None) -> dict:
-    """The committed §5.1 multiplier on real per-text gradients (``mia.multiplier``; default ``REAL_MULTIPLIER``)."""
-    import json
+    """The committed §5.1 multiplier on real per-text gradients (``mia.multiplier``; default ``REAL_MULTIPLIER``),
+    its checksum verified."""
     from pathlib import Path
 
     from ..ledger import ledger_dir
+    from ..mia.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / REAL_MULTIPLIER
     if not path.is_file():
         raise FileNotFoundError(f"no multiplier measurement at {path}; regenerate it with: {REGENERATE_MULTIPLIER}")
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = read_record(path)
     if not REAL_COLUMNS <= set(record.get("table", {})):
         raise ValueError(f"{path} is not a multiplier record; regenerate it with: {REGENERATE_MULTIPLIER}")
     return record
@@ -763,16 +764,16 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
 
 
 def load_cost(path=None) -> dict:
-    """A committed row-scaling cost measurement (default: ``COST_RESULTS`` in the checkout)."""
-    import json
+    """A committed row-scaling cost measurement (default: ``COST_RESULTS`` in the checkout), its checksum verified."""
     from pathlib import Path
 
     from ..ledger import ledger_dir
+    from ..mia.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / COST_RESULTS
     if not path.is_file():
         raise FileNotFoundError(f"no row-scaling cost measurement at {path}; regenerate it with: {REGENERATE}")
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return read_record(path)
 
 
 def load_larger_cost() -> dict:

@@ -401,15 +401,15 @@ def _with_privacy(curve: pd.DataFrame, nu: float, dim: int) -> pd.DataFrame:
 def load_pretrained_alignment(path=None) -> tuple[pd.DataFrame, dict]:
     """The committed measurement at the start of fine-tuning (the scale's pre-trained base), as a table like
     :func:`alignment_table`'s, and its record (base model, machine, commit, wall time)."""
-    import json
     from pathlib import Path
 
     from ..ledger import ledger_dir
+    from ..mia.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / PRETRAINED_RESULTS
     if not path.is_file():
         raise FileNotFoundError(f"no alignment measurement at {path}; regenerate it with: {REGENERATE_ALIGNMENT}")
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = read_record(path)
     curve = pd.DataFrame(record["curve"])[["B", "one_minus_rho", "se", "B2_times_gap", "noise_scale_model", "draws"]]
     return _with_privacy(curve, record["noise_scale"], record["dim"]), record
 

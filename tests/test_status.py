@@ -1,0 +1,120 @@
+"""The results store's status: every committed record that a chapter reads is current, and the check can fail."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from lorapriv_utils import catalogue, store
+from lorapriv_utils.catalogue import CATALOGUE, PUBLISHED
+from lorapriv_utils.mia import status
+
+
+@pytest.fixture(scope="module")
+def published():
+    return status.check()
+
+
+def test_every_committed_record_is_current_or_allowed(published):
+    allowed = catalogue.allowed_stale()
+    bad = [f"{s.path}: {s.state} ({s.detail})" for s in published if s.state != "current" and s.path not in allowed]
+    assert not bad, (
+        "records the chapters read are not current (regenerate them, or list them with a reason in "
+        f"{catalogue.ALLOWED_STALE.name}):\n" + "\n".join(bad)
+    )
+    assert not set(allowed) - {s.path for s in published}, "the allow-list names records that do not exist"
+
+
+def test_the_catalogue_covers_every_committed_record(published):
+    listed = {s.path for s in published}
+    on_disk = {p.relative_to(PUBLISHED).as_posix() for p in PUBLISHED.rglob("*.json")}
+    assert on_disk == listed
+    assert {e.chapter for e in CATALOGUE} <= {p.stem for p in (PUBLISHED.parents[1] / "notebooks").glob("*.ipynb")}
+
+
+def test_a_numerics_bump_makes_exactly_the_records_that_use_it_stale(monkeypatch):
+    entries = [catalogue.entry(name) for name in ("lira", "grid-ptb", "audit")]
+    monkeypatch.setitem(store.NUMERICS, "lira", store.NUMERICS["lira"] + 1)
+    states = {}
+    for s in status.check(entries):
+        states.setdefault(s.entry, set()).add(s.state)
+        if s.entry == "lira":
+            assert s.detail.startswith("numerics changed (numerics.lira)")
+    assert states == {"lira": {"stale"}, "grid-ptb": {"current"}, "audit": {"current"}}
+
+
+def test_a_scale_setting_makes_only_its_method_stale(monkeypatch):
+    from dataclasses import replace
+
+    from lorapriv_utils.scale import SCALES
+
+    small = SCALES["cpu-small"]
+    rowscale = replace(small.engine.rowscale, c=2.0)
+    monkeypatch.setitem(SCALES, "cpu-small", replace(small, engine=replace(small.engine, rowscale=rowscale)))
+    results = status.check([catalogue.entry("grid-ptb")])
+    stale = {s.path for s in results if s.state == "stale"}
+    assert stale and all("rowscale" in path for path in stale)
+    assert all(s.detail.startswith("method changed (method.rowscale.c)") for s in results if s.state == "stale")
+
+
+def test_damaged_and_missing_records_are_named(tmp_path):
+    entry = catalogue.entry("grid-ptb")
+    (tmp_path / "cpu-small" / "ptb").mkdir(parents=True)
+    for name in ("full-s0.json", "full-s0.scores.npz", "lora-r8-s0.json", "lora-r8-s0.scores.npz"):
+        shutil.copy(PUBLISHED / "cpu-small" / "ptb" / name, tmp_path / "cpu-small" / "ptb" / name)
+    scores = tmp_path / "cpu-small" / "ptb" / "full-s0.scores.npz"
+    scores.write_bytes(scores.read_bytes()[:1000])  # a truncated scores file
+    record = tmp_path / "cpu-small" / "ptb" / "lora-r8-s0.json"
+    edited = json.loads(record.read_text())
+    edited["metrics"]["validation_perplexity"] = 1.0
+    record.write_text(json.dumps(edited))
+    results = {s.path: s for s in status.check([entry, catalogue.entry("whitebox")], root=tmp_path)}
+    assert results["cpu-small/ptb/full-s0.json"].state == "damaged"
+    assert results["cpu-small/ptb/lora-r8-s0.json"].state == "damaged"
+    assert "checksum" in results["cpu-small/ptb/lora-r8-s0.json"].detail
+    assert results["whitebox/cpu-small.json"].state == "missing"
+    assert "make results-b2" in status.report(list(results.values()))
+
+
+def test_the_status_command_imports_no_torch_and_exits_1_on_a_stale_record(tmp_path):
+    script = (
+        "import sys; from lorapriv_utils.mia import cli; code = cli.main(['status']); "
+        "assert 'torch' not in sys.modules, 'status imported torch'; sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "all" in done.stdout and "records current" in done.stdout
+    folder = tmp_path / "multiplier"
+    folder.mkdir()
+    record = json.loads((PUBLISHED / "multiplier" / "cpu-small-pretrained.json").read_text())
+    record["manifest"]["key"]["numerics"] = "0" * 16
+    from lorapriv_utils.mia.report import seal
+
+    (folder / "cpu-small-pretrained.json").write_text(json.dumps(seal(record)))
+    done = subprocess.run(
+        [sys.executable, "-m", "lorapriv_utils", "status", str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 1 and "stale    multiplier/cpu-small-pretrained.json: numerics changed" in done.stdout
+
+
+def test_the_allow_list_needs_a_reason(tmp_path):
+    path = tmp_path / "allowed.txt"
+    path.write_text("# comment\ncpu-small/ptb/full-s0.json: regenerated in the next session\n")
+    assert catalogue.allowed_stale(path) == {"cpu-small/ptb/full-s0.json": "regenerated in the next session"}
+    path.write_text("cpu-small/ptb/full-s0.json\n")
+    with pytest.raises(ValueError, match="line 1"):
+        catalogue.allowed_stale(path)
+
+
+def test_spec_keys_ignore_neutral_defaults_and_refuse_non_data():
+    assert store.digest({"a": 1, "caps": (), "hub": None}) == store.digest({"a": 1})
+    assert store.digest({"a": 1.0}) != store.digest({"a": 2.0})
+    assert store.spec_differences({"m": {"lr": 1, "x": 2}}, {"m": {"lr": 3, "x": 2}}) == ["m.lr"]
+    with pytest.raises(ValueError, match="non-finite"):
+        store.digest({"lr": float("inf")})
+    with pytest.raises(TypeError, match="JSON data"):
+        store.digest({"f": object()})
+    with pytest.raises(KeyError, match="declare it"):
+        store.numerics("no-such-component")
