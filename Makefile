@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -31,6 +31,7 @@ help:
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (about an hour)"
 	@echo "make results-b3    recompute DP-SGD on four weight sets and compressed DP-SGD, four noise multipliers, two seeds (about 35 minutes; resumable)"
 	@echo "make bench         performance ratios, measured side by side"
+	@echo "make status        whether each committed result is current, stale, damaged or missing (seconds)"
 
 $(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
 	@command -v python3 >/dev/null || { echo "lorapriv setup: python3 not found; install Python 3.11+ with venv and pip" >&2; exit 2; }
@@ -47,6 +48,9 @@ book-fresh: $(STAMP)
 	$(JB_BUILD)
 
 test: unit nbval lint
+
+status: $(STAMP)
+	$(BIN)/python -m lorapriv_utils status $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests

@@ -208,7 +208,8 @@ def test_keys_follow_what_the_numbers_depend_on(tmp_path):
         "(('full', None), ('lora', 2), ('dpsgd', 2))]))"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy_of.parent), str(REPO / "tests")])}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [before[c.method] for c in cells]
 
 
