@@ -27,3 +27,55 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(folder: Path, option: str = "--out") -> None:
+    """Make ``folder`` (and its parents) and write and remove a file in it, or say in one line why not:
+    a run finds an unusable output folder before it trains, not after."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".lorapriv-write-test.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise ValueError(f"{option}: cannot write to {folder} ({reason}); give a folder you can write to") from None
+
+
+class Lock:
+    """An exclusive lock on ``path`` + ".lock" between processes (``fcntl.flock``): the system releases it when
+    its holder exits, so a lock left by a dead process never blocks.  ``acquire(blocking=False)`` returns False
+    when another process holds it."""
+
+    def __init__(self, path: Path):
+        self.path = Path(str(path) + ".lock")
+        self._fd: int | None = None
+
+    def acquire(self, blocking: bool = True) -> bool:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        import fcntl
+
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Lock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()

@@ -161,3 +161,28 @@ def test_local_files_lists_the_data_files(tmp_path):
         data.local_files("enron", tmp_path)
     with pytest.raises(ValueError, match="no local loader"):
         data.local_files("ptb", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ('{"text": "a"}\n' * 999 + '{"text": "broken\n', r"x\.jsonl, line 1000: not JSON"),
+        ('"just a string"\n', r"line 1: a JSON str, not an object"),
+        ('{"text": null}\n', r"line 1: 'text' is a NoneType \(None\)"),
+        ('{"text": 42}\n', r"line 1: 'text' is a int \(42\)"),
+        ('{"text": ["a", "b"]}\n', r"line 1: 'text' is a list"),
+        ('{"text": "  "}\n', r"line 1: 'text' is an empty string"),
+    ],
+)
+def test_bad_records_are_named_by_file_and_line(tmp_path, content, match):
+    (tmp_path / "pubmed").mkdir()
+    (tmp_path / "pubmed" / "x.jsonl").write_text(content)
+    with pytest.raises(ValueError, match=match):
+        data.load_corpus("pubmed", data_dir=tmp_path)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path):
+    (tmp_path / "enron").mkdir()
+    (tmp_path / "enron" / "a.csv").write_bytes("text,other\nfrom csv one,x\n".encode("utf-8-sig"))
+    (tmp_path / "enron" / "b.jsonl").write_bytes('{"text": "from jsonl"}\n'.encode("utf-8-sig"))
+    assert data.load_corpus("enron", data_dir=tmp_path).train == ["from csv one", "from jsonl"]

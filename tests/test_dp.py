@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import dp, finetune
+from lorapriv_utils.mia import dp, finetune, per_text
 from lorapriv_utils.mia.data import TextWindows
 from lorapriv_utils.mia.training import TrainConfig, row_nll
 from lorapriv_utils.scale import DPConfig
@@ -97,7 +97,7 @@ def test_the_noise_generator_lives_on_the_training_device(monkeypatch, windows):
         seen.append(device)
         return torch.Generator().manual_seed(seed)  # the CPU stands in for the mocked device
 
-    monkeypatch.setattr(dp, "noise_generator", recording)
+    monkeypatch.setattr(per_text, "noise_generator", recording)  # the one per-text loop draws DP-SGD's noise
     model, params, _ = finetune.prepare(ddp_driver.tiny_base(), "dpsgd", rank=2, seed=0)
     cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=2, seed=0)
     dp.dp_train(model, params, windows, cfg, DPConfig(), device=torch.device("cpu"))

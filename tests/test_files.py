@@ -22,3 +22,28 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     with pytest.raises(TypeError):
         files.atomic_write_bytes(path, object())  # not bytes: the write fails inside the temporary file
     assert path.read_text() == "good" and [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_a_lock_excludes_other_holders_and_dies_with_its_process(tmp_path):
+    import subprocess
+    import sys
+
+    target = tmp_path / "cell.json"
+    held = files.Lock(target)
+    assert held.acquire(blocking=False)
+    assert not files.Lock(target).acquire(blocking=False)  # another holder waits or skips
+    held.release()
+    other = files.Lock(target)
+    assert other.acquire(blocking=False)
+    other.release()
+    code = f"from lorapriv_utils.files import Lock; Lock({str(target)!r}).acquire(); import os; os._exit(0)"
+    subprocess.run([sys.executable, "-c", code], check=True)  # it exits holding the lock
+    assert files.Lock(target).acquire(blocking=False)  # the system released it
+
+
+def test_an_unwritable_folder_is_one_line(tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(ValueError, match="--out: cannot write to .*a-file/results"):
+        files.check_writable(tmp_path / "a-file" / "results")
+    files.check_writable(tmp_path / "new" / "folder")
+    assert list((tmp_path / "new" / "folder").iterdir()) == []  # the probe is removed

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -204,3 +206,23 @@ def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
         assert np.allclose(training.text_losses(hooked, windows), training.text_losses(alone, windows))
     assert [(m, e) for m, e, _ in seen] == [(m, e) for m in ("lora", "dpsgd", "rowscale") for e in (1, 2, 3)]
     assert [s for m, e, s in seen if m == "lora"] == [7, 14, 21]  # 28 windows in batches of 4
+
+
+def test_a_damaged_base_model_cache_is_rebuilt(tmp_path, capsys):
+    import dataclasses
+
+    from lorapriv_utils.scale import Hparams, ModelSpec
+
+    tiny = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=64)
+    scale = dataclasses.replace(
+        SCALES["cpu-small"],
+        engine=dataclasses.replace(SCALES["cpu-small"].engine, model=tiny, dense=Hparams(1, (1e-3,), 16)),
+    )
+    first, _, info = models.pretrained_base(scale, directory=tmp_path)
+    first = [p.detach().clone() for p in first.parameters()]  # the loaded weights map the file: copy them first
+    weights = Path(info["path"]) / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])  # truncated
+    again, _, info = models.pretrained_base(scale, directory=tmp_path)
+    assert "is damaged" in capsys.readouterr().err and not info["cached"]
+    for a, b in zip(first, again.parameters(), strict=True):
+        assert torch.equal(a, b)  # rebuilt to the same bits

@@ -171,6 +171,9 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
     np.savez_compressed(scores, **arrays)  # edited scores: the checksum covers them
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
     assert "scores file does not match" in capsys.readouterr().out
+    scores.write_bytes(scores.read_bytes()[:1000])  # a truncated scores file: reported and recomputed, no crash
+    assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
+    assert "damaged or partial" in capsys.readouterr().out
 
     stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=21)))
     assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 21
@@ -257,6 +260,12 @@ def test_the_summary_table_and_its_command(tmp_path, capsys):
         (["run", "--lr", "-1"], "--lr: must be > 0"),
         (["run", "--threads", "0"], "--threads: must be >= 1"),
         (["table", "/nonexistent/results"], "no results folder"),
+        (["frontier", "--reference", "full"], "--reference: `frontier` has no choice"),
+        (["audit", "--reference", "full"], "--reference: `audit` has no choice"),
+        (["audit", "--accelerate"], "--accelerate: only `run`"),
+        (["lira", "--accelerate"], "--accelerate: only `run`"),
+        (["frontier", "--accelerate"], "--accelerate: only `run`"),
+        (["run", "--out", "/dev/null/results"], "--out: cannot write to /dev/null/results"),
     ],
 )
 def test_cli_errors_are_one_line_and_name_the_option(argv, match, capsys, monkeypatch):
@@ -269,14 +278,31 @@ def test_cli_errors_are_one_line_and_name_the_option(argv, match, capsys, monkey
     assert re.search(match, err), err
 
 
+def test_interrupt_is_one_line_that_says_rerunning_resumes(monkeypatch, capsys):
+    def interrupted(args, parser):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run", interrupted)
+    assert cli.main(["run"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().count("\n") == 0 and "rerunning the same command resumes" in err
+
+
+def test_frontier_help_shows_its_own_defaults(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["frontier", "--help"])
+    text = capsys.readouterr().out
+    assert "--epochs" not in text and "(default 1,2,4,8,16,32,64)" in " ".join(text.split())
+
+
 def test_bad_arguments_are_refused_before_torch_is_imported():
     code = (
         "import sys\nfrom lorapriv_utils.mia import cli\n"
         "try:\n    cli.main(['run', '--ranks', '8.5'])\nexcept SystemExit:\n    pass\n"
-        "print('torch' in sys.modules)"
+        "print('torch' in sys.modules, 'scipy.stats' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "False", done.stderr
+    assert done.stdout.strip() == "False False", done.stderr  # neither torch nor scipy.stats: well under a second
     assert "--ranks: '8.5' is not an integer" in done.stderr
 
 
@@ -384,3 +410,19 @@ def test_part_caps_set_the_texts_of_each_part(tmp_path):
     assert len(capped.texts["validation"]) == 9 and capped.members.n_texts == 12
     other = runner.prepare_dataset("synthetic-email", 0, engine, tokenizer, 32)
     assert len(other.texts["members"]) == len(other.texts["nonmembers"]) == 50
+
+
+def test_a_cell_another_run_holds_is_deferred_then_reused(tmp_path, monkeypatch):
+    """Two runs into one folder: a cell locked by the other run is skipped for now and taken up at the end."""
+    import threading
+
+    from lorapriv_utils.files import Lock
+
+    work = runner.Runner(SCALE, tmp_path, progress=False)
+    order = []
+    monkeypatch.setattr(runner.Runner, "_current_or_run", lambda self, cell: order.append(cell) or {"cell": cell})
+    held = Lock(runner.result_path(tmp_path, SCALE, CELLS[0]))
+    assert held.acquire()
+    threading.Timer(0.5, held.release).start()
+    assert [r["cell"] for r in work.run(CELLS)] == CELLS  # results in the plan's order
+    assert order == [CELLS[1], CELLS[0]]  # the free cell first, the held one once released

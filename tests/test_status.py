@@ -118,3 +118,13 @@ def test_spec_keys_ignore_neutral_defaults_and_refuse_non_data():
         store.digest({"f": object()})
     with pytest.raises(KeyError, match="declare it"):
         store.numerics("no-such-component")
+
+
+def test_run_times_come_from_the_records_own_wall_times(published):
+    walls = status.wall_times(published)
+    by_hand = sum(
+        json.loads((PUBLISHED / s.path).read_text())["manifest"]["wall_seconds"] for s in published if s.entry == "lira"
+    )
+    assert walls["lira"] == by_hand > 0
+    assert [status.format_duration(x) for x in (30, 600, 7200)] == ["30 s", "10 min", "2.0 h"]
+    assert "of wall time in all" in status.report(published)

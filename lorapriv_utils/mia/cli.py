@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..files import check_writable
 from ..scale import SCALES, get_scale
 from . import data, grid, report
 from .canary import CanaryConfig
@@ -93,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
         "frontier", help="the privacy-utility frontier: every method at every rate, scored after several epochs"
     )
     _grid_arguments(frontier)
+    for action in frontier._actions:  # the frontier's own defaults, and no --epochs (its checkpoints set them)
+        if action.dest == "ranks":
+            action.help = f"ranks of LoRA's curves (default {','.join(map(str, grid.FRONTIER_RANKS))})"
+        if action.dest == "epochs":
+            action.help = argparse.SUPPRESS
     frontier.add_argument(
         "--noise",
         default=",".join(f"{z:g}" for z in grid.FRONTIER_NOISE),
@@ -148,8 +154,16 @@ def check_run_arguments(args: argparse.Namespace) -> tuple:
         raise ValueError(f"--epochs: must be >= 1, got {args.epochs}")
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads: must be >= 1, got {args.threads}")
+    if getattr(args, "accelerate", False) and args.command != "run":
+        raise ValueError(f"--accelerate: only `run` trains data-parallel; drop it from `{args.command}`")
+    if args.command in ("frontier", "audit") and args.reference != "same":
+        raise ValueError(
+            f"--reference: `{args.command}` has no choice of reference model "
+            "(the frontier's is each variant's own; the audit uses none); drop it"
+        )
     cells = grid.plan(datasets, methods, ranks, seeds)
     grid.check_ranks(cells, scale)
+    check_writable(args.out)  # before any training: a bad folder costs a second, not a trained model
     for name in datasets:  # a missing local data folder, in one line
         if name in data.LOCAL_DATASETS and not args.hub:
             data.local_files(name, args.data_dir)
@@ -275,6 +289,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(
+            "lorapriv: interrupted; every record finished so far is kept, and rerunning the same command resumes",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "table":

@@ -13,29 +13,25 @@ difference and is reported beside it.  The *added* noise multiplier is chosen so
 matches a given DP-SGD certificate (:func:`matched_noise`); the noise in the update, M E, is larger per
 coordinate than E (E[M^2] = (1 + (d + 1) / r) I), a cost the projection's accounting pays for.
 
-The loop repeats :func:`.dp.dp_train`'s, with the projection attached as the optimizer's step hook (it runs
-after Opacus's clipping, noise and scaling and before the update): ``dp.py`` is engine code whose digest keys
-every committed record, so it is not edited to take the hook.
+The loop is the engine's one per-text loop (``per_text.per_text_train``, DP-SGD's), with the projection
+attached as the optimizer's step hook: it runs after Opacus's clipping, noise and scaling, before the update.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import time
-import warnings
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ..numbers import check_rank
 from ..scale import DPConfig
 from ..theory import noisy
 from .data import TextWindows
-from .dp import epsilons, noise_generator
-from .per_text import TextBatches, per_text_backward
-from .training import TrainConfig, linear_schedule, make_optimizer
+from .dp import epsilons
+from .per_text import per_text_train
+from .training import TrainConfig
 
 
 def input_width(params: list[torch.nn.Parameter]) -> int:
@@ -108,69 +104,26 @@ def compressed_train(
     """Train ``params`` (matrices of one input width) with compressed DP-SGD; returns the unwrapped model and
     stats with the certificate (RDP, any difference), the tighter rank-one PLD figure and plain DP-SGD's epsilon
     at the same noise beside it."""
-    from opacus import GradSampleModule
-    from opacus.optimizers import DPOptimizer
-    from opacus.utils.uniform_sampler import UniformWithReplacementSampler
-
     device = device or torch.device("cpu")
     d = input_width(params)
     check_projection_rank(rank, d)
     if not (math.isfinite(dp.noise_multiplier) and dp.noise_multiplier > 0):
         raise ValueError(f"compressed DP-SGD needs noise (sigma > 0), got sigma = {dp.noise_multiplier}")
-    n_texts = windows.n_texts
-    if cfg.batch_size > n_texts:
-        raise ValueError(f"batch size {cfg.batch_size} exceeds the {n_texts} texts DP-SGD samples from")
-    sample_rate = cfg.batch_size / n_texts
-    batches = TextBatches(windows)
     # the secret A's: a stream of their own (no other seed's sampling or noise generator shares it)
     projection = torch.Generator(device=device).manual_seed(
         int(np.random.SeedSequence([cfg.seed, 4]).generate_state(1)[0])
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Opacus's notes on secure RNG and unsupported-but-unused layers
-        wrapped = GradSampleModule(model, loss_reduction="sum")
-        optimizer = DPOptimizer(
-            make_optimizer(params, cfg),
-            noise_multiplier=dp.noise_multiplier,
-            max_grad_norm=dp.max_grad_norm,
-            expected_batch_size=cfg.batch_size,
-            loss_reduction="mean",
-            generator=noise_generator(device, cfg.seed + 2),
-        )
-    optimizer.attach_step_hook(lambda _: project(params, rank, projection))
-    sampler = UniformWithReplacementSampler(
-        num_samples=n_texts, sample_rate=sample_rate, generator=torch.Generator().manual_seed(cfg.seed + 3)
+    model, stats = per_text_train(
+        model, params, windows, cfg, dp, lambda: project(params, rank, projection), None, device, progress, desc
     )
-    scheduler = linear_schedule(optimizer, cfg.epochs * len(sampler), cfg.warmup_fraction)
-    wrapped.train()
-    steps, empty, last, start = 0, 0, math.nan, time.perf_counter()
-    bar = tqdm(total=cfg.epochs * len(sampler), desc=desc, disable=not progress, leave=False)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        for _ in range(cfg.epochs):
-            for texts in sampler:
-                optimizer.zero_grad(set_to_none=True)
-                if texts:
-                    last = per_text_backward(wrapped, batches, params, texts, device)
-                else:  # an empty Poisson batch still takes a noise-only step
-                    empty += 1
-                    for p in params:
-                        p.grad_sample = torch.zeros((0, *p.shape), device=p.device, dtype=p.dtype)
-                optimizer.step()
-                scheduler.step()
-                steps += 1
-                bar.update(1)
-    bar.close()
+    sample_rate, steps = stats["sample_rate"], stats["steps"]
     plain = epsilons(dp.noise_multiplier, sample_rate, steps, dp.delta)
+    certificate = noisy.m2_rdp_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank)
     stats = {
-        "steps": steps,
-        "empty_batches": empty,
-        "seconds": time.perf_counter() - start,
-        "final_loss": last,
+        **stats,
         "privacy_unit": "text",
-        "sample_rate": sample_rate,
-        "epsilon": noisy.m2_rdp_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
-        "epsilon_rdp": noisy.m2_rdp_epsilon(dp.delta, dp.noise_multiplier, sample_rate, steps, d, rank),
+        "epsilon": certificate,
+        "epsilon_rdp": certificate,
         "epsilon_rank_one": rank_one_epsilon(dp.noise_multiplier, sample_rate, steps, dp.delta, d, rank),
         "epsilon_plain_dpsgd": plain["prv"],
         "accountant": "theory.noisy.m2_rdp_epsilon (RDP, any difference, a fresh A per step)",
@@ -180,6 +133,4 @@ def compressed_train(
         "projection_rank": rank,
         "input_width": d,
     }
-    model = wrapped._module
-    wrapped._close()
     return model, stats

@@ -114,21 +114,54 @@ def _data_files(path: Path) -> list[Path]:
     return files
 
 
+def _rows(file: Path):
+    """(line number, record) of a JSONL or CSV file; a byte-order mark is skipped, a bad line named."""
+    if file.suffix == ".jsonl":
+        with file.open(encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{file}, line {number}: not JSON ({err.msg}); fix or remove that line") from None
+                if not isinstance(row, dict):
+                    raise ValueError(
+                        f"{file}, line {number}: a JSON {type(row).__name__}, not an object with a 'text' field"
+                    )
+                yield number, row
+    elif file.suffix == ".csv":
+        with file.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            for row in reader:
+                yield reader.line_num, row
+    else:
+        raise ValueError(f"{file} is neither .jsonl nor .csv")
+
+
 def _read_texts(files: list[Path], text_field: str) -> list[str]:
+    """Every record's ``text_field``, which must be a non-empty string (a file, line and fix otherwise)."""
     texts: list[str] = []
     for file in files:
-        if file.suffix == ".jsonl":
-            with file.open(encoding="utf-8") as handle:
-                rows = [json.loads(line) for line in handle if line.strip()]
-        elif file.suffix == ".csv":
-            with file.open(encoding="utf-8", newline="") as handle:
-                rows = list(csv.DictReader(handle))
-        else:
-            raise ValueError(f"{file} is neither .jsonl nor .csv")
-        missing = sum(text_field not in row for row in rows)
+        try:
+            rows = list(_rows(file))
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{file}: not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8") from None
+        missing = [number for number, row in rows if text_field not in row]
         if missing:
-            raise ValueError(f"{file}: {missing} records have no {text_field!r} field")
-        texts += [str(row[text_field]).strip() for row in rows if str(row[text_field]).strip()]
+            raise ValueError(
+                f"{file}: {len(missing)} records have no {text_field!r} field (first at line {missing[0]}); "
+                f"give every record a {text_field!r} field"
+            )
+        for number, row in rows:
+            value = row[text_field]
+            if not isinstance(value, str) or not value.strip():
+                got = "an empty string" if isinstance(value, str) else f"a {type(value).__name__} ({value!r:.40})"
+                raise ValueError(
+                    f"{file}, line {number}: {text_field!r} is {got}; every record's {text_field!r} must be a "
+                    "non-empty string"
+                )
+            texts.append(value.strip())
     return texts
 
 

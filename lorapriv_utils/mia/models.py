@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -29,6 +30,7 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
+from ..files import Lock
 from ..scale import ModelSpec, Scale
 from ..store import numerics
 from . import tokenization
@@ -130,9 +132,17 @@ def pretrained_base(
         "spec": asdict(spec),
         "seed": seed,
     }
-    if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
-        return (*_load_cached(folder), {**info, "cached": True})
-    _pretrain_and_save(spec, corpus, seed, folder, info, progress, scale_name)
+    with Lock(folder):  # one process pre-trains an entry; another waits for it, then loads it
+        if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
+            try:
+                return (*_load_cached(folder), {**info, "cached": True})
+            except Exception as err:  # a truncated or edited cache entry: say so, and rebuild it
+                print(
+                    f"lorapriv: the cached base model in {folder} is damaged ({type(err).__name__}); "
+                    "pre-training it again",
+                    file=sys.stderr,
+                )
+        _pretrain_and_save(spec, corpus, seed, folder, info, progress, scale_name)
     # Always use the weights as stored: a fresh run and a cached run then start from identical bits.
     return (*_load_cached(folder), {**info, "cached": False})
 

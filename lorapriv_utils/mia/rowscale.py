@@ -13,16 +13,13 @@ added and nothing is certified: this is the method whose privacy the book measur
 from __future__ import annotations
 
 import math
-import time
-import warnings
 
 import torch
-from tqdm.auto import tqdm
 
 from ..scale import RowScaleConfig
 from .data import TextWindows
-from .per_text import TextBatches, per_text_backward
-from .training import EpochHook, TrainConfig, end_of_epoch, linear_schedule, make_optimizer
+from .per_text import per_text_train
+from .training import EpochHook, TrainConfig
 
 
 def row_target(config: RowScaleConfig, rank: int) -> float:
@@ -49,51 +46,20 @@ def rowscale_train(
     epoch_hook: EpochHook | None = None,
 ) -> tuple[torch.nn.Module, dict]:
     """Train the B matrices ``params`` of a PEFT LoRA model with row-scaled per-text gradients."""
-    from opacus import GradSampleModule
-
-    device = device or torch.device("cpu")
     if any(p.dim() != 2 or p.shape[1] != rank for p in params):
         raise ValueError(
             f"row scaling trains LoRA's B matrices (out x r = {rank}); got shapes {[p.shape for p in params]}"
         )
     target = row_target(config, rank)
-    batches = TextBatches(windows)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Opacus's notes on layers it does not need here
-        wrapped = GradSampleModule(model, loss_reduction="sum")
-    optimizer = make_optimizer(params, cfg)
-    order_gen = torch.Generator().manual_seed(cfg.seed)
-    per_epoch = math.ceil(windows.n_texts / cfg.batch_size)
-    scheduler = linear_schedule(optimizer, cfg.epochs * per_epoch, cfg.warmup_fraction)
-    wrapped.train()
-    steps, last, start = 0, math.nan, time.perf_counter()
-    bar = tqdm(total=cfg.epochs * per_epoch, desc=desc, disable=not progress, leave=False)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        for epoch in range(1, cfg.epochs + 1):
-            order = torch.randperm(windows.n_texts, generator=order_gen).tolist()
-            for k in range(0, windows.n_texts, cfg.batch_size):
-                texts = order[k : k + cfg.batch_size]
-                optimizer.zero_grad(set_to_none=True)
-                last = per_text_backward(wrapped, batches, params, texts, device)
-                for p in params:
-                    p.grad = scale_rows(p.grad_sample, target).mean(dim=0)  # eq. 22, then the batch mean
-                    p.grad_sample = None
-                optimizer.step()
-                scheduler.step()
-                steps += 1
-                bar.update(1)
-            end_of_epoch(epoch_hook, epoch, wrapped._module, steps)
-    bar.close()
-    model = wrapped._module
-    wrapped._close()
-    stats = {
-        "steps": steps,
-        "seconds": time.perf_counter() - start,
-        "final_loss": last,
-        "row_norm": target,
-        "delta": config.delta,
-        "c": config.c,
-        "unit": "text",
-    }
-    return model, stats
+    model, stats = per_text_train(
+        model,
+        params,
+        windows,
+        cfg,
+        transform=lambda grad: scale_rows(grad, target),  # eq. 22, then the batch mean
+        device=device,
+        progress=progress,
+        desc=desc,
+        epoch_hook=epoch_hook,
+    )
+    return model, {**stats, "row_norm": target, "delta": config.delta, "c": config.c, "unit": "text"}

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_bytes, atomic_write_text
+from ..files import Lock, atomic_write_bytes, atomic_write_text
 from ..provenance import git_commit, git_dirty, package_versions, runtime
 from ..scale import EngineScale, Scale
 from ..store import changed_parts, key_of, spec_differences
@@ -451,12 +451,28 @@ class Runner:
         return record
 
     def run(self, cells: list[Cell]) -> list[dict]:
-        results = []
+        results: dict[Cell, dict] = {}
+        deferred = []
         for cell in tqdm(cells, desc=f"grid ({self.scale.name})", disable=not self.progress):
-            spec = self.spec(cell)
-            done = load_result(result_path(self.out, self.scale, cell), spec)
-            results.append(done if done is not None else self.run_cell(cell, spec))
-        return results
+            lock = Lock(result_path(self.out, self.scale, cell))
+            if not lock.acquire(blocking=False):  # another run is computing it: come back at the end
+                deferred.append(cell)
+                continue
+            try:
+                results[cell] = self._current_or_run(cell)
+            finally:
+                lock.release()
+        for cell in deferred:
+            if self.progress:
+                tqdm.write(f"lorapriv: waiting for another run to finish {cell.name}")
+            with Lock(result_path(self.out, self.scale, cell)):
+                results[cell] = self._current_or_run(cell)
+        return [results[cell] for cell in cells]
+
+    def _current_or_run(self, cell: Cell) -> dict:
+        spec = self.spec(cell)
+        done = load_result(result_path(self.out, self.scale, cell), spec)
+        return done if done is not None else self.run_cell(cell, spec)
 
 
 def set_threads(threads: int | None) -> int:

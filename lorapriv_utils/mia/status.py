@@ -36,6 +36,7 @@ class Status:
     entry: str
     state: str
     detail: str = ""
+    wall_seconds: float | None = None  # the record's own measured wall time
 
 
 def _options(manifest: dict) -> dict:
@@ -123,9 +124,11 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
         spec, unchecked = record_spec(entry, record, corpora)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
         return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}")
+    wall = record.get("manifest", {}).get("wall_seconds", record.get("wall_seconds"))
+    wall = float(wall) if isinstance(wall, int | float) else None
     stored = record.get("manifest", {}).get("key")
     if not isinstance(stored, dict):
-        return Status(name, entry.name, "stale", "it has no key: regenerate it")
+        return Status(name, entry.name, "stale", "it has no key: regenerate it", wall)
     changed = changed_parts(stored, key_of(spec))
     if unchecked:
         changed = [part for part in changed if part != "data"]
@@ -133,8 +136,8 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
         old = record["manifest"].get("spec")
         fields = [f for f in spec_differences(old, spec) if f.split(".")[0] in changed] if old else []
         detail = ", ".join(changed) + " changed" + (f" ({', '.join(fields[:6])})" if fields else "")
-        return Status(name, entry.name, "stale", "; ".join(filter(None, (detail, unchecked))))
-    return Status(name, entry.name, "current", unchecked)
+        return Status(name, entry.name, "stale", "; ".join(filter(None, (detail, unchecked))), wall)
+    return Status(name, entry.name, "current", unchecked, wall)
 
 
 def check(entries=CATALOGUE, root: Path = PUBLISHED, data_dir=None) -> list[Status]:
@@ -146,6 +149,24 @@ def check(entries=CATALOGUE, root: Path = PUBLISHED, data_dir=None) -> list[Stat
         if not paths:
             out.append(Status(entry.pattern, entry.name, "missing", f"regenerate with make {entry.make}"))
         out += [check_record(entry, path, corpora, root) for path in paths]
+    return out
+
+
+def format_duration(seconds: float) -> str:
+    """A measured duration in words: seconds, minutes or hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def wall_times(statuses: list[Status]) -> dict[str, float]:
+    """Each catalogue entry's records' measured wall times, summed (sharded runs: the sum over shards)."""
+    out: dict[str, float] = {}
+    for s in statuses:
+        if s.wall_seconds is not None:
+            out[s.entry] = out.get(s.entry, 0.0) + s.wall_seconds
     return out
 
 
@@ -161,7 +182,9 @@ def report(statuses: list[Status], verbose: bool = False) -> str:
         summary = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
         unchecked = sum("data unchecked" in s.detail for s in mine)
         note = f"; {unchecked} with data unchecked (pass --data-dir)" if unchecked else ""
-        lines.append(f"{entry.name:<12} {summary}{note}  [make {entry.make}; read by {entry.chapter}]")
+        walls = [s.wall_seconds for s in mine if s.wall_seconds is not None]
+        took = f"; {format_duration(sum(walls))} of wall time in all" if walls else ""
+        lines.append(f"{entry.name:<12} {summary}{note}{took}  [make {entry.make}; read by {entry.chapter}]")
         for s in mine:
             if verbose or s.state != "current" or s.detail:
                 lines.append(f"  {s.state:<8} {s.path}" + (f": {s.detail}" if s.detail else ""))

@@ -24,11 +24,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 
 def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
     """Two-sided exact binomial interval for a proportion."""
+    from scipy import stats  # imported here: the command line's argument checks stay fast
+
     if trials < 1 or not 0 <= successes <= trials:
         raise ValueError(f"need 0 <= successes <= trials and trials >= 1, got {successes} of {trials}")
     if not 0 < confidence < 1:
@@ -138,6 +139,8 @@ def tv_lower_bound(scores_in: np.ndarray, scores_out: np.ndarray, confidence: fl
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     """Steinke et al.'s bound on P[at least v of r guesses right] for an (epsilon, delta)-DP mechanism."""
+    from scipy import stats  # imported here: the command line's argument checks stay fast
+
     q = 1.0 / (1.0 + math.exp(-epsilon))  # the accuracy of epsilon-DP randomized response
     tail = float(stats.binom.sf(v - 1, r, q))
     if delta == 0 or v == 0:
