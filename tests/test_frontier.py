@@ -98,3 +98,18 @@ def test_frontier_arguments_are_checked_first(extra, match, capsys):
     with pytest.raises(SystemExit):
         cli.main(["frontier", *extra])
     assert match in capsys.readouterr().err
+
+
+def test_shards_split_the_frontier_and_an_empty_shard_is_refused(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(frontier, "run_base", lambda work, d, s: seen.append(("base", d, s)) or {})
+    monkeypatch.setattr(frontier, "run_point", lambda work, d, v, lr, s, c: seen.append((v.name, lr)) or {})
+    work = runner.Runner(SCALE, tmp_path, progress=False)
+    variants = [grid.Variant("full"), grid.Variant("lora", 2)]
+    everything = frontier.run_frontier(work, ["ptb"], variants, [0], (1,))
+    whole, seen[:] = list(seen), []
+    parts = [frontier.run_frontier(work, ["ptb"], variants, [0], (1,), shard=(i, 2)) for i in range(2)]
+    assert sorted(map(str, seen)) == sorted(map(str, whole)) and len(seen) == len(everything) == 5
+    assert [len(p) for p in parts] == [3, 2]  # disjoint, and together the whole frontier
+    with pytest.raises(ValueError, match="--shard: 7/8 gets no work: the frontier has 5 records"):
+        frontier.run_frontier(work, ["ptb"], variants, [0], (1,), shard=(7, 8))

@@ -257,7 +257,7 @@ def test_the_summary_table_and_its_command(tmp_path, capsys):
         (["run", "--datasets", "enron"], "needs a data folder"),
         (["run", "--shard", "3/2"], "--shard: must be i/n"),
         (["run", "--shard", "1"], "--shard: expected i/n"),
-        (["run", "--lr", "-1"], "--lr: must be > 0"),
+        (["run", "--lr", "-1"], "--lr: must be a finite number > 0"),
         (["run", "--threads", "0"], "--threads: must be >= 1"),
         (["table", "/nonexistent/results"], "no results folder"),
         (["frontier", "--reference", "full"], "--reference: `frontier` has no choice"),
@@ -266,6 +266,9 @@ def test_the_summary_table_and_its_command(tmp_path, capsys):
         (["lira", "--accelerate"], "--accelerate: only `run`"),
         (["frontier", "--accelerate"], "--accelerate: only `run`"),
         (["run", "--out", "/dev/null/results"], "--out: cannot write to /dev/null/results"),
+        (["run", "--lr", "inf"], "--lr: must be a finite number > 0, got inf"),
+        (["frontier", "--dp-rank", "99"], r"--dp-rank: rank\(s\) \[99\] exceed"),
+        (["run", "--scale", "cpu-small ", "--methods", "adam"], "--methods: unknown method 'adam'"),
     ],
 )
 def test_cli_errors_are_one_line_and_name_the_option(argv, match, capsys, monkeypatch):
@@ -276,6 +279,15 @@ def test_cli_errors_are_one_line_and_name_the_option(argv, match, capsys, monkey
     err = capsys.readouterr().err
     assert "Traceback" not in err and len([line for line in err.splitlines() if "error:" in line]) == 1
     assert re.search(match, err), err
+    assert err.startswith(f"usage: python -m lorapriv_utils {argv[0]}")  # the command's own usage
+
+
+def test_repeated_items_count_once_and_old_layouts_are_named(tmp_path):
+    assert grid.parse_ints("--ranks", "8,8,16") == [8, 16] and grid.parse_list("--methods", "lora,lora", ()) == ["lora"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"schema": 1, "checksum": "x"}))
+    with pytest.raises(ValueError, match="schema 1, a record layout other than 2: rerun it"):
+        report.read_record(path)
 
 
 def test_interrupt_is_one_line_that_says_rerunning_resumes(monkeypatch, capsys):
@@ -314,6 +326,11 @@ def test_hub_without_a_connection_is_one_line(monkeypatch, capsys):
         cli.main(["run", "--hub", "--datasets", "pubmed"])
     err = capsys.readouterr().err
     assert "--hub: cannot reach huggingface.co" in err and "--data-dir" in err
+    with pytest.raises(SystemExit):  # the paper scale without --hub: its weights, which no data folder supplies
+        cli.main(["run", "--scale", "paper", "--datasets", "ptb", "--methods", "full"])
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert "--scale paper: its base model 'gpt2' loads from the Hugging Face hub" in last and "--hub" not in last
 
 
 def test_the_command_line_runs_prints_the_table_and_sets_threads(tmp_path, capsys):
@@ -426,3 +443,14 @@ def test_a_cell_another_run_holds_is_deferred_then_reused(tmp_path, monkeypatch)
     threading.Timer(0.5, held.release).start()
     assert [r["cell"] for r in work.run(CELLS)] == CELLS  # results in the plan's order
     assert order == [CELLS[1], CELLS[0]]  # the free cell first, the held one once released
+
+
+def test_a_tiny_corpus_is_refused_not_given_a_confident_auc(tmp_path):
+    """Ten records gave 3 members and 3 non-members and AUC 1.000 [1.000, 1.000]: refused in one line."""
+    from lorapriv_utils.mia import tokenization
+
+    (tmp_path / "pubmed").mkdir()
+    rows = [json.dumps({"text": f"abstract number {i} about a topic of its own {i * 7}"}) for i in range(10)]
+    (tmp_path / "pubmed" / "x.jsonl").write_text("\n".join(rows))
+    with pytest.raises(ValueError, match=r"dataset 'pubmed': .* 3 members, 3 auxiliary, 3 nonmembers texts"):
+        runner.prepare_dataset("pubmed", 0, SCALE.engine, tokenization.gpt2_tokenizer(), 32, data_dir=tmp_path)

@@ -13,6 +13,7 @@ with the option it concerns.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -24,7 +25,13 @@ from .canary import CanaryConfig
 
 
 def _grid_arguments(run: argparse.ArgumentParser) -> None:
-    run.add_argument("--scale", default=os.environ.get("LORAPRIV_SCALE") or "cpu-small", choices=list(SCALES))
+    run.add_argument(
+        "--scale",
+        default=(os.environ.get("LORAPRIV_SCALE") or "cpu-small").strip(),
+        type=str.strip,
+        choices=list(SCALES),
+        help="the scale record of lorapriv_utils/scale.py (default: $LORAPRIV_SCALE, else cpu-small)",
+    )
     run.add_argument(
         "--datasets",
         default=None,
@@ -40,8 +47,8 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
         default=None,
         help=f"ranks of {', '.join(grid.RANKED)} (default {','.join(map(str, grid.DEFAULT_RANKS))})",
     )
-    run.add_argument("--seeds", default="0")
-    run.add_argument("--out", type=Path, default=Path("results"))
+    run.add_argument("--seeds", default="0", help="comma list of seeds, each a split and a training (default 0)")
+    run.add_argument("--out", type=Path, default=Path("results"), help="results folder (default: results)")
     run.add_argument("--data-dir", default=os.environ.get(data.DATA_ENV_VAR), help="folder with enron/ and pubmed/")
     run.add_argument("--hub", action="store_true", help="load corpora from the Hugging Face hub (needs internet)")
     run.add_argument("--shard", default="0/1", help="i/n: run every n-th cell starting at i")
@@ -68,12 +75,13 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
         help="data-parallel training through accelerate (launch with `accelerate launch -m "
         "lorapriv_utils run ... --accelerate` for several GPUs)",
     )
-    run.add_argument("--no-progress", action="store_true")
+    run.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lorapriv_utils", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    parser.commands = sub.choices  # each command's own parser: its errors show its own usage
     _grid_arguments(sub.add_parser("run", help="run a membership-inference grid (resumable)"))
     audit = sub.add_parser("audit", help="audit methods with canaries in one training run (epsilon lower bounds)")
     _grid_arguments(audit)
@@ -137,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_run_arguments(args: argparse.Namespace) -> tuple:
-    """Every check that needs no torch; returns the scale and this shard's cells."""
+def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple:
+    """Every check that needs no torch; returns the scale and this shard's cells (every cell: ``sharded=False``)."""
     scale = get_scale(args.scale)
     datasets = (
         grid.parse_list("--datasets", args.datasets, data.DATASETS) if args.datasets else list(scale.engine.datasets)
@@ -148,8 +156,8 @@ def check_run_arguments(args: argparse.Namespace) -> tuple:
     ranks = grid.parse_ints("--ranks", args.ranks, 1) if args.ranks is not None else list(grid.DEFAULT_RANKS)
     seeds = grid.parse_ints("--seeds", args.seeds, 0)
     shard = grid.parse_shard(args.shard)
-    if args.lr is not None and not args.lr > 0:
-        raise ValueError(f"--lr: must be > 0, got {args.lr}")
+    if args.lr is not None and not 0 < args.lr < math.inf:
+        raise ValueError(f"--lr: must be a finite number > 0, got {args.lr}")
     if args.epochs is not None and args.epochs < 1:
         raise ValueError(f"--epochs: must be >= 1, got {args.epochs}")
     if args.threads is not None and args.threads < 1:
@@ -167,9 +175,11 @@ def check_run_arguments(args: argparse.Namespace) -> tuple:
     for name in datasets:  # a missing local data folder, in one line
         if name in data.LOCAL_DATASETS and not args.hub:
             data.local_files(name, args.data_dir)
-    if args.hub or scale.engine.model.hub_id:  # hub data, or the paper scale's GPT-2 weights
-        data.check_hub_reachable()  # one attempt, not a retry storm
-    return scale, grid.shard(cells, *shard)
+    if args.hub:  # hub data: one attempt, not a retry storm
+        data.check_hub_reachable()
+    elif scale.engine.model.hub_id:  # the paper scale's GPT-2 weights
+        data.check_hub_reachable(needed_for=f"--scale {scale.name}: its base model {scale.engine.model.hub_id!r}")
+    return scale, grid.shard(cells, *shard) if sharded else cells
 
 
 def check_frontier_arguments(args: argparse.Namespace) -> tuple:
@@ -178,7 +188,11 @@ def check_frontier_arguments(args: argparse.Namespace) -> tuple:
         raise ValueError("--epochs: the frontier trains for the largest of --checkpoints; give those instead")
     if args.dp_rank < 1:
         raise ValueError(f"--dp-rank: must be >= 1, got {args.dp_rank}")
-    scale, cells = check_run_arguments(args)
+    scale, cells = check_run_arguments(args, sharded=False)  # the frontier shards its own points
+    try:
+        grid.check_ranks([grid.Cell("ptb", "dpsgd", args.dp_rank, 0)], scale)
+    except ValueError as err:
+        raise ValueError(str(err).replace("--ranks", "--dp-rank", 1)) from None
     methods = grid.parse_list("--methods", args.methods, grid.METHODS)
     ranks = grid.parse_ints("--ranks", args.ranks, 1) if args.ranks is not None else list(grid.FRONTIER_RANKS)
     noise = grid.parse_floats("--noise", args.noise)
@@ -224,7 +238,9 @@ def run_frontier(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         work = engine_runner(args, scale)  # --epochs was refused above: the checkpoints set the epochs
         from . import frontier
 
-        records = frontier.run_frontier(work, datasets, variants, seeds, checkpoints)
+        records = frontier.run_frontier(
+            work, datasets, variants, seeds, checkpoints, shard=grid.parse_shard(args.shard)
+        )
     except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
         parser.error(str(err))
     print(f"{len(records)} frontier records; results in {args.out / scale.name / 'frontier'}")
@@ -300,8 +316,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    top = build_parser()
+    args = top.parse_args(argv)
+    parser = top.commands[args.command]
     if args.command == "table":
         try:
             rows = report.summary_rows(report.load_records(args.results))

@@ -57,6 +57,7 @@ VALIDATION_FRACTION = 0.1  # for local corpora that come without a validation sp
 DATA_ENV_VAR = "LORAPRIV_DATA_DIR"
 NEAR_DUPLICATE_JACCARD = 0.8  # word 5-gram Jaccard similarity at which two texts count as one
 SHINGLE_WORDS = 5
+MIN_TEXTS_PER_PART = 10  # fewer members, auxiliary or non-member texts than this: a run is refused
 
 
 @dataclass
@@ -204,13 +205,20 @@ def load_local(name: str, data_dir: Path | str | None) -> Corpus:
 HUB_HOST = "huggingface.co"
 
 
-def check_hub_reachable(timeout: float = 5.0) -> None:
-    """One connection attempt to the hub; a ConnectionError that names the local alternative otherwise."""
+def check_hub_reachable(timeout: float = 5.0, needed_for: str | None = None) -> None:
+    """One connection attempt to the hub; a ConnectionError that names the local alternative otherwise
+    (``needed_for``: what needs the hub when it is not the corpora, such as a scale's base-model weights)."""
     endpoint = os.environ.get("HF_ENDPOINT", f"https://{HUB_HOST}")
     host = re.sub(r"^https?://", "", endpoint).split("/")[0].split(":")[0]
     try:
         socket.create_connection((host, 443), timeout=timeout).close()
     except OSError as err:
+        if needed_for is not None:
+            raise ConnectionError(
+                f"{needed_for} loads from the Hugging Face hub, and {host} cannot be reached ({type(err).__name__}); "
+                "no data folder can stand in for model weights: run where the hub is reachable, or use the "
+                "offline scales (--scale cpu-small or cpu-large)"
+            ) from None
         raise ConnectionError(
             f"--hub: cannot reach {host} ({type(err).__name__}); without internet pass --data-dir "
             f"(or set {DATA_ENV_VAR}) to a folder with enron/ and pubmed/, or use 'ptb' and 'synthetic-email'"

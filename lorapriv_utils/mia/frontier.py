@@ -172,17 +172,34 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
 
 
 def run_frontier(
-    work: Runner, datasets: list[str], variants: list[Variant], seeds: list[int], checkpoints: tuple[int, ...]
+    work: Runner,
+    datasets: list[str],
+    variants: list[Variant],
+    seeds: list[int],
+    checkpoints: tuple[int, ...],
+    shard: tuple[int, int] = (0, 1),
 ) -> list[dict]:
-    """Every point of the frontier grid (each variant at each rate of its method's grid), base models included."""
-    jobs = [
-        (dataset, variant, lr, seed)
+    """Every point of the frontier grid (each variant at each rate of its method's grid), base models included;
+    ``shard=(i, n)``: every n-th of those records, starting at the i-th."""
+    bases = [("base", dataset, None, None, seed) for seed in seeds for dataset in datasets]
+    points = [
+        ("point", dataset, variant, lr, seed)
         for seed in seeds
         for dataset in datasets
         for variant in variants
         for lr in work.lr_rule(variant.method)["grid"]
     ]
-    records = [run_base(work, dataset, seed) for seed in seeds for dataset in datasets]
-    for dataset, variant, lr, seed in tqdm(jobs, desc=f"frontier ({work.scale.name})", disable=not work.progress):
-        records.append(run_point(work, dataset, variant, lr, seed, checkpoints))
+    index, count = shard
+    jobs = (bases + points)[index::count]
+    if not jobs:
+        raise ValueError(
+            f"--shard: {index}/{count} gets no work: the frontier has {len(bases) + len(points)} records; "
+            "use fewer shards"
+        )
+    records = []
+    for kind, dataset, variant, lr, seed in tqdm(jobs, desc=f"frontier ({work.scale.name})", disable=not work.progress):
+        if kind == "base":
+            records.append(run_base(work, dataset, seed))
+        else:
+            records.append(run_point(work, dataset, variant, lr, seed, checkpoints))
     return records

@@ -127,7 +127,7 @@ def parse_list(option: str, text: str, every: tuple[str, ...]) -> list[str]:
     items = list(every) if text.strip() == "all" else [t.strip() for t in text.split(",") if t.strip()]
     if not items:
         raise ValueError(f"{option}: the list is empty")
-    return items
+    return list(dict.fromkeys(items))  # a repeated item once
 
 
 def parse_ints(option: str, text: str, minimum: int = 0) -> list[int]:
@@ -145,7 +145,7 @@ def parse_ints(option: str, text: str, minimum: int = 0) -> list[int]:
         values.append(value)
     if not values:
         raise ValueError(f"{option}: the list is empty")
-    return values
+    return list(dict.fromkeys(values))  # a repeated value once
 
 
 def parse_floats(option: str, text: str) -> list[float]:
@@ -163,7 +163,7 @@ def parse_floats(option: str, text: str) -> list[float]:
         values.append(value)
     if not values:
         raise ValueError(f"{option}: the list is empty")
-    return values
+    return list(dict.fromkeys(values))  # a repeated value once
 
 
 def plan_variants(methods: list[str], ranks: list[int], noise: list[float], dp_rank: int) -> list[Variant]:

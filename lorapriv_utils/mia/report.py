@@ -44,6 +44,8 @@ def read_record(path: Path) -> dict:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"not JSON: {err}") from None
+    if isinstance(record, dict) and "schema" in record and record["schema"] != SCHEMA:
+        raise ValueError(f"schema {record['schema']}, a record layout other than {SCHEMA}: rerun it")
     if not isinstance(record, dict) or record.get("checksum") != record_checksum(
         {k: v for k, v in record.items() if k != "checksum"}
     ):

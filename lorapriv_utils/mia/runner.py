@@ -157,6 +157,18 @@ def prepare_dataset(
         "nonmembers": split.nonmembers[:cap],
         "validation": split.validation[:vcap],
     }
+    small = {
+        part: len(parts[part])
+        for part in ("members", "auxiliary", "nonmembers")
+        if len(parts[part]) < data_mod.MIN_TEXTS_PER_PART
+    }
+    if small:
+        raise ValueError(
+            f"dataset {name!r}: after de-duplication its parts hold "
+            + ", ".join(f"{n} {part}" for part, n in small.items())
+            + f" texts, below the {data_mod.MIN_TEXTS_PER_PART} each that an attack's AUC and its interval need; "
+            "give a larger corpus"
+        )
     hashes = {part: data_mod.texts_digest(texts) for part, texts in parts.items()}  # of the texts actually used
     return PreparedData(
         **{part: models.encode_texts(tokenizer, texts, context) for part, texts in parts.items()},
