@@ -235,10 +235,23 @@ def test_the_summary_table_and_its_command(tmp_path, capsys):
     assert re.fullmatch(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]|1\.000 \[.*\]", rows[0]["auc"])
     assert cli.main(["table", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert "synthetic-email" in text and "lora" in text and "ppl" in text
+    assert "synthetic-email" in text and "lora r2" in text and "ref AUC" in text and "resample" in text
+    assert max(len(line) for line in text.splitlines()) <= 120  # readable: one row per method, notes wrapped
+    assert cli.main(["table", str(tmp_path), "--cells"]) == 0 and "loss_auc" in capsys.readouterr().out
     assert cli.main(["table", str(tmp_path), "--csv"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("scale,dataset,method,rank") and len(lines) == 3
+    assert lines[0].startswith("source,scale,dataset,method,rank,seed,lr") and len(lines) == 3
+    assert ",reference_auc,reference_auc_low,reference_auc_high," in lines[0]  # one column per number
+    published = tmp_path / "published" / "cpu-small" / "synthetic-email"
+    published.mkdir(parents=True)
+    for name in ("full-s0.json", "full-s0.scores.npz"):
+        (published / name).write_bytes((tmp_path / "cpu-small" / "synthetic-email" / name).read_bytes())
+    assert len(report.load_sourced(tmp_path)) == 2  # the book's records only when asked for
+    assert [s for s, _ in report.load_sourced(tmp_path, published=True)].count("published") == 1
+    scores = tmp_path / "cpu-small" / "synthetic-email" / "lora-r2-s0.scores.npz"
+    scores.write_bytes(scores.read_bytes()[:500])
+    assert cli.main(["table", str(tmp_path)]) == 1  # a damaged scores file: named after the table, exit 1
+    assert "lora-r2-s0.json" in capsys.readouterr().err
     (tmp_path / "cpu-small" / "synthetic-email" / "full-s0.json").write_text("{}")
     assert len(report.load_records(tmp_path)) == 1  # a broken file is named and skipped
     assert "skipping" in capsys.readouterr().err

@@ -129,7 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     table = sub.add_parser("table", help="print the summary table of a results folder")
     table.add_argument("results", type=Path, help="a results folder (the --out of run) or one scale's subfolder")
-    table.add_argument("--csv", action="store_true", help="print CSV instead of an aligned table")
+    table.add_argument("--csv", action="store_true", help="print CSV, one column per number, one row per cell")
+    table.add_argument("--cells", action="store_true", help="one row per cell with every attack (wide)")
+    table.add_argument(
+        "--published",
+        action="store_true",
+        help="include the book's records under a published/ folder (shown only when asked, or when RESULTS is one)",
+    )
     status = sub.add_parser(
         "status", help="say whether each committed result is current, stale (and what changed), damaged or missing"
     )
@@ -304,6 +310,27 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def table(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """The ``table`` command: exit 1 when a record or scores file was damaged and skipped."""
+    problems: list[str] = []
+    try:
+        sourced = report.load_sourced(args.results, args.published or None, problems, check_scores=True)
+    except FileNotFoundError as err:
+        parser.error(str(err))
+    if args.csv:
+        print(report.as_csv(report.csv_rows(sourced)), end="")
+    elif args.cells:
+        print(report.as_text(report.summary_rows([record for _, record in sourced])))
+    else:
+        print(report.as_method_text(report.method_rows(sourced)))
+    for line in problems:  # after the table, never inside it
+        print(line, file=sys.stderr)
+    if problems:
+        print(f"lorapriv table: {len(problems)} files skipped (damaged or partial): rerun them", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -320,12 +347,7 @@ def _main(argv: list[str] | None = None) -> int:
     args = top.parse_args(argv)
     parser = top.commands[args.command]
     if args.command == "table":
-        try:
-            rows = report.summary_rows(report.load_records(args.results))
-        except FileNotFoundError as err:
-            parser.error(str(err))
-        print(report.as_csv(rows) if args.csv else report.as_text(rows), end="" if args.csv else "\n")
-        return 0
+        return table(args, parser)
     if args.command == "status":
         from ..catalogue import PUBLISHED
         from . import status

@@ -11,7 +11,9 @@ import csv
 import hashlib
 import io
 import json
+import re
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +79,10 @@ def read_scores_digest(path: Path) -> str:
     return scores_digest(read_scores(path))
 
 
-def _verified(path: Path) -> dict | None:
+PUBLISHED_FOLDER = "published"  # results/published: the book's committed records
+
+
+def _verified(path: Path, problems: list[str] | None = None, check_scores: bool = False) -> dict | None:
     try:
         record = read_record(path)
         if record.get("schema") != SCHEMA:
@@ -85,21 +90,51 @@ def _verified(path: Path) -> dict | None:
         if "audit" in record or "kind" in record:
             return None  # an audit's, the frontier's or LiRA's record, read by their own readers
         record["manifest"]["cell"]  # noqa: B018 (a record of a cell, not some other JSON)
-    except (ValueError, KeyError, TypeError, OSError) as err:
-        print(f"lorapriv: skipping {path} ({err})", file=sys.stderr)
+        if check_scores and read_scores_digest(scores_path(path)) != record["scores_sha256"]:
+            raise ValueError("its scores file does not match the record")
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
+        message = f"lorapriv: skipping {path} ({err})"
+        if problems is None:
+            print(message, file=sys.stderr)
+        else:
+            problems.append(message)
         return None
     return record
 
 
-def load_records(folder: Path) -> list[dict]:
-    """Every intact cell record under ``folder`` (a results folder or one scale's subfolder)."""
+def record_paths(folder: Path, published: bool | None = None) -> list[Path]:
+    """The cell records' files under ``folder`` (``...-sSEED.json``); those under a ``published`` folder only when ``folder`` lies in one or
+    ``published`` is True (a user's table does not mix the book's records with their own)."""
+    folder = Path(folder)
+    if published is None:
+        published = PUBLISHED_FOLDER in folder.resolve().parts
+    paths = sorted(p for p in folder.rglob("*-s*.json") if re.search(r"-s\d+\.json$", p.name))  # cells' names
+    return [p for p in paths if published or PUBLISHED_FOLDER not in p.relative_to(folder).parts]
+
+
+def load_records(folder: Path, published: bool | None = None, problems: list[str] | None = None) -> list[dict]:
+    """Every intact cell record under ``folder`` (a results folder or one scale's subfolder; see
+    :func:`record_paths` for the published ones)."""
+    return [record for _, record in load_sourced(folder, published, problems)]
+
+
+def load_sourced(
+    folder: Path, published: bool | None = None, problems: list[str] | None = None, check_scores: bool = False
+) -> list[tuple[str, dict]]:
+    """(source, record) of every intact cell record under ``folder``: source "published" for the book's
+    committed records, "runs" for the others; a damaged file is named in ``problems`` (or on stderr)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no results folder {folder}; run `python -m lorapriv_utils run --out {folder}` first")
-    records = [r for p in sorted(folder.rglob("*.json")) if (r := _verified(p)) is not None]
-    if not records:
+    out = []
+    for path in record_paths(folder, published):
+        record = _verified(path, problems, check_scores)
+        if record is not None:
+            source = PUBLISHED_FOLDER if PUBLISHED_FOLDER in path.resolve().parts else "runs"
+            out.append((source, record))
+    if not out:
         raise FileNotFoundError(f"no result files under {folder}")
-    return records
+    return out
 
 
 def _interval(entry: dict, digits: int = 3) -> str:
@@ -164,3 +199,96 @@ def as_csv(rows: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+METHOD_ORDER = ("full", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale")
+
+
+def _group_key(source: str, record: dict) -> tuple:
+    cell = record["manifest"]["cell"]
+    return (source, record["manifest"]["config"]["scale"], cell["dataset"], cell["method"], cell["rank"])
+
+
+def method_rows(sourced: list[tuple[str, dict]]) -> list[dict]:
+    """One row per method (and rank) of each source, scale and dataset, its seeds summarised: eq. 24's reference
+    attack's AUC averaged over seeds, the seeds' range, and the widest of the seeds' intervals over texts."""
+    groups: dict[tuple, list[dict]] = {}
+    for source, record in sourced:
+        groups.setdefault(_group_key(source, record), []).append(record)
+    rows = []
+    for (source, scale, dataset, method, rank), records in groups.items():
+        aucs = [r["metrics"][ATTACK]["auc"] for r in records]
+        values = [a["value"] for a in aucs]
+        tprs = [r["metrics"][ATTACK]["tpr_at_0.01"] for r in records]
+        edge = any(r["metrics"]["lr_selection"]["at_grid_edge"] for r in records)
+        rates = sorted({r["metrics"]["lr_selection"]["chosen"] for r in records})
+        rows.append(
+            {
+                "source": source,
+                "scale": scale,
+                "dataset": dataset,
+                "method": method if rank is None else f"{method} r{rank}",
+                "seeds": len(records),
+                "ppl": f"{np.mean([r['metrics']['validation_perplexity'] for r in records]):.2f}",
+                "ref AUC": f"{np.mean(values):.3f}",
+                "seeds' range": f"[{min(values):.3f}, {max(values):.3f}]" if len(records) > 1 else "-",
+                "text CI": f"[{min(a['low'] for a in aucs):.3f}, {max(a['high'] for a in aucs):.3f}]",
+                "TPR@1%": f"{np.mean([t['value'] for t in tprs]):.3f}" if all(t["resolvable"] for t in tprs) else "n/r",
+                "lr": ",".join(f"{lr:g}" for lr in rates) + ("*" if edge else ""),
+            }
+        )
+    order = {m: k for k, m in enumerate(METHOD_ORDER)}
+
+    def place(row: dict) -> tuple:
+        method, _, rank = row["method"].partition(" r")
+        return row["source"], row["scale"], row["dataset"], order.get(method, 9), int(rank or 0)
+
+    return sorted(rows, key=place)
+
+
+TABLE_NOTES = (
+    "ref AUC: eq. 24's reference attack (the target's loss against its reference model's), mean over seeds; "
+    "seeds' range: the seed-to-seed spread; text CI: the widest of the seeds' 95% bootstrap intervals, which "
+    "resample texts only; TPR@1%: mean over seeds, n/r where the non-members cannot resolve it. "
+    "--cells shows every cell and attack, --csv every number in a column of its own."
+)
+
+
+def as_method_text(rows: list[dict]) -> str:
+    """The default table: one row per method, then what its columns mean."""
+    import textwrap
+
+    return as_text(rows) + "\n" + textwrap.fill(TABLE_NOTES, 110)
+
+
+def csv_rows(sourced: list[tuple[str, dict]]) -> list[dict]:
+    """One row per cell with each number in its own column (values, interval ends, flags)."""
+    rows = []
+    for source, record in sourced:
+        cell, metrics = record["manifest"]["cell"], record["metrics"]
+        row = {
+            "source": source,
+            "scale": record["manifest"]["config"]["scale"],
+            "dataset": cell["dataset"],
+            "method": cell["method"],
+            "rank": cell["rank"],
+            "seed": cell["seed"],
+            "lr": metrics["lr_selection"]["chosen"],
+            "lr_at_grid_edge": metrics["lr_selection"]["at_grid_edge"],
+            "validation_perplexity": metrics["validation_perplexity"],
+        }
+        for attack in ("reference", "loss", "zlib", "minkpp"):
+            entry = metrics.get(f"{attack}_attack")
+            if entry is None:
+                continue
+            for part in ("value", "low", "high"):
+                row[f"{attack}_auc{'' if part == 'value' else '_' + part}"] = entry["auc"][part]
+            for rate in RATES:
+                tpr = entry[f"tpr_at_{rate}"]
+                for part in ("value", "low", "high"):
+                    name = f"{attack}_tpr_at_{rate}{'' if part == 'value' else '_' + part}"
+                    row[name] = tpr[part] if tpr["resolvable"] else None
+        if "epsilon_rdp" in metrics["training"]:
+            row["epsilon"], row["epsilon_rdp"] = metrics["training"]["epsilon"], metrics["training"]["epsilon_rdp"]
+        rows.append(row)
+    return rows
