@@ -104,7 +104,8 @@ def _verified(path: Path, problems: list[str] | None = None, check_scores: bool 
 
 def record_paths(folder: Path, published: bool | None = None) -> list[Path]:
     """The cell records' files under ``folder`` (``...-sSEED.json``); those under a ``published`` folder only
-    when ``folder`` lies in one or ``published`` is True (a user's table does not mix the book's records with their own)."""
+    when ``folder`` lies in one or ``published`` is True (a user's table does not mix the book's records with
+    their own)."""
     folder = Path(folder)
     if published is None:
         published = PUBLISHED_FOLDER in folder.resolve().parts
