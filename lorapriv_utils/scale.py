@@ -22,7 +22,8 @@ DEFAULT_SCALE = "cpu-small"
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Architecture and pre-training budget of a small base model (``hub_id`` set: load it instead)."""
+    """Architecture and pre-training budget of a small base model (``hub_id`` set: load it instead, at
+    ``hub_revision`` when given; the commit loaded is recorded either way)."""
 
     n_layer: int = 2
     n_embd: int = 64
@@ -33,6 +34,7 @@ class ModelSpec:
     pretrain_lr: float = 3e-3
     batch_size: int = 16
     hub_id: str | None = None
+    hub_revision: str | None = None  # a commit or tag of ``hub_id`` (None: the hub's current main, recorded as loaded)
 
 
 @dataclass(frozen=True)

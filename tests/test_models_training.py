@@ -226,3 +226,48 @@ def test_a_damaged_base_model_cache_is_rebuilt(tmp_path, capsys):
     assert "is damaged" in capsys.readouterr().err and not info["cached"]
     for a, b in zip(first, again.parameters(), strict=True):
         assert torch.equal(a, b)  # rebuilt to the same bits
+
+
+def test_progress_without_a_terminal_is_a_line_every_five_percent():
+    import io
+
+    stream = io.StringIO()
+    bar = training.LineProgress(1300, "scoring ptb/full-s0 members", stream=stream)
+    for _ in range(1300):
+        bar.update(1)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 20 and lines[-1].startswith("scoring ptb/full-s0 members: 1300/1300 (100%")
+    assert isinstance(training.progress_bar(10, "x", enabled=True), training.LineProgress)  # pytest: no terminal
+
+
+def test_a_hub_model_is_loaded_at_its_revision_and_the_commit_recorded(monkeypatch):
+    import dataclasses
+
+    from lorapriv_utils.mia import data
+
+    seen = {}
+
+    def from_pretrained(hub_id, **kwargs):
+        seen.update(kwargs, hub_id=hub_id)
+        model = models.GPT2LMHeadModel(models.small_config(SCALES["cpu-small"].engine.model, 300, 0))
+        model.config._commit_hash = "abc123"
+        return model
+
+    monkeypatch.setattr(data, "check_hub_reachable", lambda timeout=5.0: None)
+    monkeypatch.setattr(models.GPT2LMHeadModel, "from_pretrained", from_pretrained)
+    paper = SCALES["paper"]
+    pinned = dataclasses.replace(
+        paper,
+        engine=dataclasses.replace(paper.engine, model=dataclasses.replace(paper.engine.model, hub_revision="v1")),
+    )
+    _, _, info = models.pretrained_base(pinned)
+    assert (
+        seen["revision"] == "v1"
+        and seen["use_safetensors"]
+        and info
+        == {
+            "source": "hub:gpt2",
+            "revision": "v1",
+            "commit": "abc123",
+        }
+    )

@@ -234,7 +234,7 @@ def load_from_hub(name: str) -> Corpus:
     try:
         from datasets import load_dataset
 
-        data = load_dataset(spec["id"])
+        data = load_dataset(spec["id"], revision=spec.get("revision"))
     except Exception as err:  # network errors come in many types; report one clear line
         raise ConnectionError(
             f"could not load {spec['id']!r} from the Hugging Face hub ({type(err).__name__}); without hub access "
@@ -245,7 +245,12 @@ def load_from_hub(name: str) -> Corpus:
         name,
         [t for t in data[spec["train"]][column] if t.strip()],
         [t for t in data[spec["validation"]][column] if t.strip()],
-        {"source": f"hub dataset {spec['id']}", "field": column},
+        {
+            "source": f"hub dataset {spec['id']}",
+            "field": column,
+            "revision": spec.get("revision"),  # None: the hub's current main; the fingerprint names what it served
+            "fingerprint": getattr(data[spec["train"]], "_fingerprint", None),
+        },
     )
 
 

@@ -95,13 +95,14 @@ def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def load_hub_model(hub_id: str) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
-    """GPT-2 from the Hugging Face hub (safetensors only), with GPT-2's own tokenizer built offline."""
+def load_hub_model(hub_id: str, revision: str | None = None) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
+    """GPT-2 from the Hugging Face hub (safetensors only, at ``revision`` when given), with GPT-2's own tokenizer
+    built offline."""
     from .data import check_hub_reachable
 
     check_hub_reachable()  # one attempt and one line, not transformers' retries
     try:
-        model = GPT2LMHeadModel.from_pretrained(hub_id, use_safetensors=True)
+        model = GPT2LMHeadModel.from_pretrained(hub_id, revision=revision, use_safetensors=True)
     except Exception as err:  # network and hub errors come in many types; report one clear line
         raise ConnectionError(
             f"could not load {hub_id!r} from the Hugging Face hub ({type(err).__name__}); the "
@@ -120,8 +121,9 @@ def pretrained_base(
     """
     spec, scale_name = scale.engine.model, scale.name
     if spec.hub_id:
-        model, tokenizer = load_hub_model(spec.hub_id)
-        return model, tokenizer, {"source": f"hub:{spec.hub_id}"}
+        model, tokenizer = load_hub_model(spec.hub_id, spec.hub_revision)
+        commit = getattr(model.config, "_commit_hash", None)  # what the hub served: the manifest names the weights
+        return model, tokenizer, {"source": f"hub:{spec.hub_id}", "revision": spec.hub_revision, "commit": commit}
     corpus = pretraining_texts()
     key = _key(spec, seed, corpus)
     folder = Path(directory or cache_dir()) / f"base-{scale_name}-{key}"

@@ -22,11 +22,19 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ..scale import DPConfig
 from .data import TextWindows
-from .training import EpochHook, TrainConfig, end_of_epoch, linear_schedule, make_optimizer, row_nll, trim_padding
+from .training import (
+    EpochHook,
+    TrainConfig,
+    end_of_epoch,
+    linear_schedule,
+    make_optimizer,
+    progress_bar,
+    row_nll,
+    trim_padding,
+)
 
 
 class TextBatches:
@@ -113,7 +121,7 @@ def per_text_train(
     scheduler = linear_schedule(optimizer, cfg.epochs * per_epoch, cfg.warmup_fraction)
     wrapped.train()
     steps, empty, last, start = 0, 0, math.nan, time.perf_counter()
-    bar = tqdm(total=cfg.epochs * per_epoch, desc=desc, disable=not progress, leave=False)
+    bar = progress_bar(cfg.epochs * per_epoch, desc, progress)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Full backward hook is firing")
         for epoch in range(1, cfg.epochs + 1):

@@ -349,8 +349,16 @@ class Runner:
                 "lr": lr,
                 "table": [{k: v for k, v in r.items() if k != "training"} for r in rows],
                 "reference_training": stats,
-                "members": text_losses(model, prepared.members, device=self.device),
-                "nonmembers": text_losses(model, prepared.nonmembers, device=self.device),
+                **{
+                    part: text_losses(
+                        model,
+                        getattr(prepared, part),
+                        device=self.device,
+                        progress=self.progress,
+                        desc=f"scoring {name} {method} reference, {part}",
+                    )
+                    for part in ("members", "nonmembers")
+                },
             }
         return self._sweeps[slot]
 
@@ -379,7 +387,8 @@ class Runner:
         cfg = self.train_config(cell.method, cell.seed, chosen["lr"])
         model, stats = self._fine_tune(cell.method, prepared.members, cfg, cell.rank, desc=cell.name)
         members, nonmembers = (
-            text_scores(model, part, device=self.device) for part in (prepared.members, prepared.nonmembers)
+            text_scores(model, windows, device=self.device, progress=self.progress, desc=f"scoring {cell.name} {part}")
+            for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers))
         )
         scores = {
             "members_target": members["loss"],

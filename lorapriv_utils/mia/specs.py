@@ -54,7 +54,11 @@ def base_spec(engine: EngineScale) -> dict:
     """The base model's identity: a hub model by its id (and revision), a CPU scale's by its architecture,
     pre-training budget, seed and corpus."""
     if engine.model.hub_id:
-        return {"hub_id": engine.model.hub_id, "context": engine.model.block_size}
+        return {
+            "hub_id": engine.model.hub_id,
+            "revision": engine.model.hub_revision,
+            "context": engine.model.block_size,
+        }
     return {"model": asdict(engine.model), "seed": BASE_SEED, "pretraining_corpus": pretraining_corpus_digest()}
 
 

@@ -10,6 +10,7 @@ DP-SGD's per-sample clipping needs, and which keeps every method on the same obj
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,34 @@ def end_of_epoch(hook: EpochHook | None, epoch: int, model: torch.nn.Module, ste
     if hook is not None:
         hook(epoch, model, steps)
         model.train()
+
+
+class LineProgress:
+    """Progress without a terminal (a log file, CI): one line at every ``step`` fraction, not one per update."""
+
+    def __init__(self, total: int, desc: str, step: float = 0.05, stream=None):
+        self.total, self.desc, self.done, self.stream = max(int(total), 1), desc, 0, stream or sys.stderr
+        self.every = max(1, math.ceil(self.total * step))
+        self.start = time.perf_counter()
+
+    def update(self, n: int = 1) -> None:
+        before, self.done = self.done, min(self.done + n, self.total)
+        if self.done // self.every > before // self.every or self.done == self.total > before:
+            elapsed = time.perf_counter() - self.start
+            print(
+                f"{self.desc}: {self.done}/{self.total} ({self.done / self.total:.0%}, {elapsed:.0f} s)",
+                file=self.stream,
+            )
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int, desc: str, enabled: bool, leave: bool = False):
+    """A tqdm bar on a terminal; a line every 5% elsewhere; nothing when not ``enabled``."""
+    if enabled and not sys.stderr.isatty():
+        return LineProgress(total, desc)
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=leave)
 
 
 @dataclass(frozen=True)
@@ -130,7 +159,7 @@ def run_training(
     model.train()
     steps, tokens, last = 0, 0, math.nan
     start = time.perf_counter()
-    bar = tqdm(total=epochs * len(loader), desc=desc, disable=not progress, leave=False)
+    bar = progress_bar(epochs * len(loader), desc, progress)
     for epoch in range(1, epochs + 1):
         for (batch,) in loader:
             if batch.numel() == 0:  # Poisson sampling (DP-SGD) can draw an empty batch
@@ -176,15 +205,24 @@ def train_language_model(
 
 @torch.no_grad()
 def row_sums(
-    model: torch.nn.Module, rows: np.ndarray, batch_size: int = 32, device: torch.device | None = None
+    model: torch.nn.Module,
+    rows: np.ndarray,
+    batch_size: int = 32,
+    device: torch.device | None = None,
+    progress: bool = False,
+    desc: str = "scoring",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Summed token loss and number of predicted tokens of every row, in order."""
     model.eval()
     totals, counts = [], []
-    for (batch,) in block_loader(rows, batch_size, 0, shuffle=False):
+    loader = block_loader(rows, batch_size, 0, shuffle=False)
+    bar = progress_bar(len(loader), desc, progress)
+    for (batch,) in loader:
         total, count = row_nll(model, batch.to(device or torch.device("cpu")))
         totals.append(total.double().cpu().numpy())
         counts.append(count.cpu().numpy())
+        bar.update(1)
+    bar.close()
     return np.concatenate(totals), np.concatenate(counts)
 
 
@@ -197,10 +235,15 @@ def block_losses(
 
 
 def text_losses(
-    model: torch.nn.Module, windows, batch_size: int = 32, device: torch.device | None = None
+    model: torch.nn.Module,
+    windows,
+    batch_size: int = 32,
+    device: torch.device | None = None,
+    progress: bool = False,
+    desc: str = "scoring",
 ) -> np.ndarray:
     """Mean token loss of each text (``data.TextWindows``): its windows' token losses pooled (eq. 24's L(x))."""
-    totals, counts = row_sums(model, windows.ids, batch_size, device)
+    totals, counts = row_sums(model, windows.ids, batch_size, device, progress, desc)
     per_text = np.bincount(windows.owner, weights=totals, minlength=windows.n_texts)
     tokens = np.bincount(windows.owner, weights=counts, minlength=windows.n_texts)
     return per_text / tokens
@@ -240,14 +283,23 @@ def lowest_fraction_mean(values: np.ndarray, owner: np.ndarray, n_groups: int, f
 
 @torch.no_grad()
 def text_scores(
-    model: torch.nn.Module, windows, fraction: float = 0.2, batch_size: int = 32, device: torch.device | None = None
+    model: torch.nn.Module,
+    windows,
+    fraction: float = 0.2,
+    batch_size: int = 32,
+    device: torch.device | None = None,
+    progress: bool = False,
+    desc: str = "scoring",
 ) -> dict[str, np.ndarray]:
     """Per text (``data.TextWindows``): its mean token loss (eq. 24's L(x)) and its Min-K%++ score
     (the mean z-score of its ``fraction`` lowest-scoring tokens; higher looks more like a member)."""
     model.eval()
     nll, z, owner = [], [], []
     row = 0
-    for (batch,) in block_loader(windows.ids, batch_size, 0, shuffle=False):
+    loader = block_loader(windows.ids, batch_size, 0, shuffle=False)
+    bar = progress_bar(len(loader), desc, progress)
+    for (batch,) in loader:
+        bar.update(1)
         loss, score, mask = token_terms(model, batch.to(device or torch.device("cpu")))
         mask = mask.cpu().numpy()
         nll.append(loss.double().cpu().numpy()[mask])
