@@ -113,3 +113,20 @@ def test_shards_split_the_frontier_and_an_empty_shard_is_refused(tmp_path, monke
     assert [len(p) for p in parts] == [3, 2]  # disjoint, and together the whole frontier
     with pytest.raises(ValueError, match="--shard: 7/8 gets no work: the frontier has 5 records"):
         frontier.run_frontier(work, ["ptb"], variants, [0], (1,), shard=(7, 8))
+
+
+def test_a_point_another_run_computes_is_waited_for_then_reused(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from lorapriv_utils.files import Lock
+
+    work = runner.Runner(SCALE, tmp_path, progress=False)
+    monkeypatch.setattr(frontier, "load_result", lambda path, spec: {"reused": str(path)})
+    path = frontier.frontier_path(tmp_path, SCALE.name, "ptb", "base", 0)
+    held = Lock(path)
+    assert held.acquire()
+    threading.Timer(0.3, held.release).start()
+    start = time.perf_counter()
+    assert frontier.run_base(work, "ptb", 0) == {"reused": str(path)}
+    assert time.perf_counter() - start >= 0.25  # it waited for the other run's lock

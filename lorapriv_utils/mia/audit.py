@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..files import atomic_write_text
+from ..files import Lock, atomic_write_text
 from ..scale import DPConfig, Scale
 from . import canary, finetune, models, specs
 from .canary import CanaryConfig
@@ -40,48 +40,49 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
     dp = dp or work.engine.dp
     path = audit_path(work.out, work.scale, cell, dp)
     spec = audit_spec(work, cell, config, dp)
-    done = load_result(path, spec, with_scores=False)
-    if done is not None:
-        return done
-    start = time.perf_counter()
-    prepared = work.dataset(cell.dataset, cell.seed)
-    base, tokenizer, _ = work.base()
-    context = work.engine.model.block_size
-    canaries = canary.canary_texts(prepared.texts["nonmembers"], config.canaries)
-    included = canary.inclusion(config.canaries, cell.seed)
-    texts = canary.with_canaries(prepared.texts["members"], canaries, included)
-    windows = models.encode_texts(tokenizer, texts, context)
-    lr = work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
-    cfg = work.train_config(cell.method, cell.seed, lr)
-    trained, stats = finetune.fine_tune(
-        copy.deepcopy(base),
-        cell.method,
-        windows,
-        cfg,
-        rank=cell.rank,
-        dp=dp,
-        rowscale=work.engine.rowscale,
-        progress=work.progress,
-        desc=f"audit {cell.name}",
-        device=work.device,
-    )
-    scores = canary.audit_scores(base, trained, tokenizer, canaries, context, device=work.device)
-    record = {
-        "schema": SCHEMA,
-        "audit": canary.canary_audit(scores, included, config),
-        "scores": [float(x) for x in scores],
-        "included": [bool(x) for x in included],
-        "validation_perplexity": perplexity(trained, prepared.validation, work.device),
-        "training": {k: v for k, v in stats.items() if k != "seconds"},
-        "manifest": {
-            **work.provenance(spec, start),
-            "cell": asdict(cell),
-            "canary_config": asdict(config),
-            "canary_source": "the split's non-members (held-out texts of the corpus), in its seeded order",
-            "dp": asdict(dp) if cell.method == "dpsgd" else None,
-            "train_config": asdict(cfg),
-        },
-    }
-    record["checksum"] = record_checksum(record)
-    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
-    return record
+    with Lock(path):  # another run computing the same record: wait for it, then reuse it
+        done = load_result(path, spec, with_scores=False)
+        if done is not None:
+            return done
+        start = time.perf_counter()
+        prepared = work.dataset(cell.dataset, cell.seed)
+        base, tokenizer, _ = work.base()
+        context = work.engine.model.block_size
+        canaries = canary.canary_texts(prepared.texts["nonmembers"], config.canaries)
+        included = canary.inclusion(config.canaries, cell.seed)
+        texts = canary.with_canaries(prepared.texts["members"], canaries, included)
+        windows = models.encode_texts(tokenizer, texts, context)
+        lr = work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
+        cfg = work.train_config(cell.method, cell.seed, lr)
+        trained, stats = finetune.fine_tune(
+            copy.deepcopy(base),
+            cell.method,
+            windows,
+            cfg,
+            rank=cell.rank,
+            dp=dp,
+            rowscale=work.engine.rowscale,
+            progress=work.progress,
+            desc=f"audit {cell.name}",
+            device=work.device,
+        )
+        scores = canary.audit_scores(base, trained, tokenizer, canaries, context, device=work.device)
+        record = {
+            "schema": SCHEMA,
+            "audit": canary.canary_audit(scores, included, config),
+            "scores": [float(x) for x in scores],
+            "included": [bool(x) for x in included],
+            "validation_perplexity": perplexity(trained, prepared.validation, work.device),
+            "training": {k: v for k, v in stats.items() if k != "seconds"},
+            "manifest": {
+                **work.provenance(spec, start),
+                "cell": asdict(cell),
+                "canary_config": asdict(config),
+                "canary_source": "the split's non-members (held-out texts of the corpus), in its seeded order",
+                "dp": asdict(dp) if cell.method == "dpsgd" else None,
+                "train_config": asdict(cfg),
+            },
+        }
+        record["checksum"] = record_checksum(record)
+        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
+        return record

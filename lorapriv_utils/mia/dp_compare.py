@@ -44,7 +44,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_text
+from ..files import Lock, atomic_write_text
 from ..scale import Scale
 from . import compressed, dp, finetune, specs
 from . import metrics as mia_metrics
@@ -193,8 +193,9 @@ def run(work: Runner, cells: list[DPCell]) -> list[dict]:
     records = []
     for cell in tqdm(cells, desc=f"DP weight sets ({work.scale.name})", disable=not work.progress):
         spec = cell_spec(work, cell)
-        done = load_result(result_path(work.out, work.scale, cell), spec, with_scores=False)
-        records.append(done if done is not None else run_cell(work, cell, spec))
+        with Lock(result_path(work.out, work.scale, cell)):  # another run on it: wait, then reuse its record
+            done = load_result(result_path(work.out, work.scale, cell), spec, with_scores=False)
+            records.append(done if done is not None else run_cell(work, cell, spec))
     return records
 
 

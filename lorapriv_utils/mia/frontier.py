@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_bytes, atomic_write_text
+from ..files import Lock, atomic_write_bytes, atomic_write_text
 from . import finetune, specs
 from .dp import epsilons
 from .grid import Variant
@@ -57,30 +57,33 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
     """Epoch 0 of every variant: the base model's scores and perplexity (its reference is itself)."""
     path = frontier_path(work.out, work.scale.name, dataset, "base", seed)
     spec = specs.frontier_base_spec(work.engine, dataset, seed, work.corpus(dataset, seed))
-    done = load_result(path, spec)
-    if done is not None:
-        return done
-    start = time.perf_counter()
-    prepared = work.dataset(dataset, seed)
-    model = work.base()[0]
-    members, nonmembers = (text_scores(model, p, device=work.device) for p in (prepared.members, prepared.nonmembers))
-    scores = {
-        "e0_members_target": members["loss"],
-        "e0_nonmembers_target": nonmembers["loss"],
-        "e0_members_minkpp": members["minkpp"],
-        "e0_nonmembers_minkpp": nonmembers["minkpp"],
-    }
-    record = {
-        "schema": SCHEMA,
-        "kind": "frontier-base",
-        "dataset": dataset,
-        "seed": seed,
-        "checkpoints": [
-            {"epoch": 0, "steps": 0, "validation_perplexity": perplexity(model, prepared.validation, work.device)}
-        ],
-        "manifest": {**work.provenance(spec, start), "split_hashes": prepared.split_hashes},
-    }
-    return _write(path, record, scores)
+    with Lock(path):  # another run computing the same record: wait for it, then reuse it
+        done = load_result(path, spec)
+        if done is not None:
+            return done
+        start = time.perf_counter()
+        prepared = work.dataset(dataset, seed)
+        model = work.base()[0]
+        members, nonmembers = (
+            text_scores(model, p, device=work.device) for p in (prepared.members, prepared.nonmembers)
+        )
+        scores = {
+            "e0_members_target": members["loss"],
+            "e0_nonmembers_target": nonmembers["loss"],
+            "e0_members_minkpp": members["minkpp"],
+            "e0_nonmembers_minkpp": nonmembers["minkpp"],
+        }
+        record = {
+            "schema": SCHEMA,
+            "kind": "frontier-base",
+            "dataset": dataset,
+            "seed": seed,
+            "checkpoints": [
+                {"epoch": 0, "steps": 0, "validation_perplexity": perplexity(model, prepared.validation, work.device)}
+            ],
+            "manifest": {**work.provenance(spec, start), "split_hashes": prepared.split_hashes},
+        }
+        return _write(path, record, scores)
 
 
 def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int, checkpoints: tuple[int, ...]) -> dict:
@@ -94,81 +97,84 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
     spec = specs.frontier_point_spec(
         work.engine, dataset, variant, lr, seed, checkpoints, work.corpus(dataset, seed), asdict(work.overrides)
     )
-    done = load_result(path, spec)
-    if done is not None:
-        return done
-    start = time.perf_counter()
-    prepared = work.dataset(dataset, seed)
-    cfg = replace(work.train_config(variant.method, seed, lr), epochs=max(checkpoints))
-    dp = (
-        work.engine.dp
-        if variant.noise_multiplier is None
-        else replace(work.engine.dp, noise_multiplier=variant.noise_multiplier)
-    )
-    scores: dict[str, np.ndarray] = {}
-    rows: list[dict] = []
+    with Lock(path):  # another run computing the same record: wait for it, then reuse it
+        done = load_result(path, spec)
+        if done is not None:
+            return done
+        start = time.perf_counter()
+        prepared = work.dataset(dataset, seed)
+        cfg = replace(work.train_config(variant.method, seed, lr), epochs=max(checkpoints))
+        dp = (
+            work.engine.dp
+            if variant.noise_multiplier is None
+            else replace(work.engine.dp, noise_multiplier=variant.noise_multiplier)
+        )
+        scores: dict[str, np.ndarray] = {}
+        rows: list[dict] = []
 
-    def score_target(epoch: int, model, steps: int) -> None:
-        if epoch not in checkpoints:
-            return
-        for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
-            values = text_scores(model, windows, device=work.device)
-            scores[f"e{epoch}_{part}_target"], scores[f"e{epoch}_{part}_minkpp"] = values["loss"], values["minkpp"]
-        row = {
-            "epoch": epoch,
-            "steps": steps,
-            "validation_perplexity": perplexity(model, prepared.validation, work.device),
-        }
-        if variant.method == "dpsgd":
-            eps = epsilons(dp.noise_multiplier, cfg.batch_size / prepared.members.n_texts, steps, dp.delta)
-            row.update(epsilon=eps["prv"], epsilon_rdp=eps["rdp"])
-        rows.append(row)
-
-    def score_reference(epoch: int, model, steps: int) -> None:
-        if epoch in checkpoints:
+        def score_target(epoch: int, model, steps: int) -> None:
+            if epoch not in checkpoints:
+                return
             for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
-                scores[f"e{epoch}_{part}_reference"] = text_losses(model, windows, device=work.device)
+                values = text_scores(model, windows, device=work.device)
+                scores[f"e{epoch}_{part}_target"], scores[f"e{epoch}_{part}_minkpp"] = values["loss"], values["minkpp"]
+            row = {
+                "epoch": epoch,
+                "steps": steps,
+                "validation_perplexity": perplexity(model, prepared.validation, work.device),
+            }
+            if variant.method == "dpsgd":
+                eps = epsilons(dp.noise_multiplier, cfg.batch_size / prepared.members.n_texts, steps, dp.delta)
+                row.update(epsilon=eps["prv"], epsilon_rdp=eps["rdp"])
+            rows.append(row)
 
-    base = work.base()[0]
-    common = dict(rank=variant.rank, dp=dp, rowscale=work.engine.rowscale, progress=work.progress, device=work.device)
-    _, target = finetune.fine_tune(
-        copy.deepcopy(base),
-        variant.method,
-        prepared.members,
-        cfg,
-        desc=f"{dataset} {name}",
-        epoch_hook=score_target,
-        **common,
-    )
-    _, reference = finetune.fine_tune(
-        copy.deepcopy(base),
-        variant.method,
-        prepared.auxiliary,
-        replace(cfg, seed=reference_seed(seed)),
-        desc=f"{dataset} {name} reference",
-        epoch_hook=score_reference,
-        a_seed=seed,
-        **common,
-    )
-    record = {
-        "schema": SCHEMA,
-        "kind": "frontier-point",
-        "dataset": dataset,
-        "seed": seed,
-        **point,
-        "checkpoints": rows,
-        "training": {k: v for k, v in target.items() if k != "seconds"},
-        "manifest": {
-            **work.provenance(spec, start),
-            "train_config": asdict(cfg),
-            "dp": asdict(dp) if variant.method == "dpsgd" else None,
-            "split_hashes": prepared.split_hashes,
-            "reference": "the variant at the same rate and epochs, trained on the auxiliary part with its own "
-            f"secret randomness (seed {reference_seed(seed)}) and the target's public LoRA start A (seed {seed})",
-            "training_seconds": target["seconds"] + reference["seconds"],
-        },
-    }
-    return _write(path, record, scores)
+        def score_reference(epoch: int, model, steps: int) -> None:
+            if epoch in checkpoints:
+                for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
+                    scores[f"e{epoch}_{part}_reference"] = text_losses(model, windows, device=work.device)
+
+        base = work.base()[0]
+        common = dict(
+            rank=variant.rank, dp=dp, rowscale=work.engine.rowscale, progress=work.progress, device=work.device
+        )
+        _, target = finetune.fine_tune(
+            copy.deepcopy(base),
+            variant.method,
+            prepared.members,
+            cfg,
+            desc=f"{dataset} {name}",
+            epoch_hook=score_target,
+            **common,
+        )
+        _, reference = finetune.fine_tune(
+            copy.deepcopy(base),
+            variant.method,
+            prepared.auxiliary,
+            replace(cfg, seed=reference_seed(seed)),
+            desc=f"{dataset} {name} reference",
+            epoch_hook=score_reference,
+            a_seed=seed,
+            **common,
+        )
+        record = {
+            "schema": SCHEMA,
+            "kind": "frontier-point",
+            "dataset": dataset,
+            "seed": seed,
+            **point,
+            "checkpoints": rows,
+            "training": {k: v for k, v in target.items() if k != "seconds"},
+            "manifest": {
+                **work.provenance(spec, start),
+                "train_config": asdict(cfg),
+                "dp": asdict(dp) if variant.method == "dpsgd" else None,
+                "split_hashes": prepared.split_hashes,
+                "reference": "the variant at the same rate and epochs, trained on the auxiliary part with its own "
+                f"secret randomness (seed {reference_seed(seed)}) and the target's public LoRA start A (seed {seed})",
+                "training_seconds": target["seconds"] + reference["seconds"],
+            },
+        }
+        return _write(path, record, scores)
 
 
 def run_frontier(

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_write_bytes, atomic_write_text
+from ..files import Lock, atomic_write_bytes, atomic_write_text
 from .report import SCHEMA, record_checksum
 
 
@@ -98,51 +98,52 @@ def run_references(work, cell, lr: float, k: int) -> dict:
     variant = cell.method if cell.rank is None else f"{cell.method}-r{cell.rank}"
     path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)
     spec = lira_spec(work, cell, lr, k)
-    done = load_result(path, spec)
-    if done is not None:
-        return done
-    start = time.perf_counter()
-    prepared = work.dataset(cell.dataset, cell.seed)
-    aux = prepared.auxiliary
-    cfg = work.train_config(cell.method, cell.seed, lr)
-    scores = {"members": [], "nonmembers": []}
-    for i, chosen in enumerate(halves(aux.n_texts, k, cell.seed)):
-        keep = np.isin(aux.owner, chosen)
-        local = np.searchsorted(chosen, aux.owner[keep])  # texts renumbered 0..len(chosen)-1
-        windows = TextWindows(aux.ids[keep], local, len(chosen))
-        model, _ = finetune.fine_tune(
-            copy.deepcopy(work.base()[0]),
-            cell.method,
-            windows,
-            replace(cfg, seed=cfg.seed + 100 * (i + 1)),
-            rank=cell.rank,
-            dp=work.engine.dp,
-            rowscale=work.engine.rowscale,
-            progress=work.progress,
-            desc=f"lira {cell.name} reference {i + 1}/{k}",
-            device=work.device,
-            a_seed=cell.seed,  # the target's public LoRA start A
-        )
-        for part, texts in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
-            scores[part].append(text_losses(model, texts, device=work.device))
-    arrays = {part: np.asarray(values, dtype=np.float32) for part, values in scores.items()}
-    record = {
-        "schema": SCHEMA,
-        "kind": "lira-references",
-        "cell": asdict(cell),
-        "lr": lr,
-        "references": k,
-        "scores_sha256": scores_digest(arrays),
-        "manifest": {
-            **work.provenance(spec, start),
-            "train_config": asdict(cfg),
-            "split_hashes": prepared.split_hashes,
-            "reference_seeds": {"secret": [cfg.seed + 100 * (i + 1) for i in range(k)], "lora_init": cell.seed},
-        },
-    }
-    record["checksum"] = record_checksum(record)
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
-    atomic_write_bytes(scores_path(path), buffer.getvalue())
-    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
-    return record
+    with Lock(path):  # another run computing the same record: wait for it, then reuse it
+        done = load_result(path, spec)
+        if done is not None:
+            return done
+        start = time.perf_counter()
+        prepared = work.dataset(cell.dataset, cell.seed)
+        aux = prepared.auxiliary
+        cfg = work.train_config(cell.method, cell.seed, lr)
+        scores = {"members": [], "nonmembers": []}
+        for i, chosen in enumerate(halves(aux.n_texts, k, cell.seed)):
+            keep = np.isin(aux.owner, chosen)
+            local = np.searchsorted(chosen, aux.owner[keep])  # texts renumbered 0..len(chosen)-1
+            windows = TextWindows(aux.ids[keep], local, len(chosen))
+            model, _ = finetune.fine_tune(
+                copy.deepcopy(work.base()[0]),
+                cell.method,
+                windows,
+                replace(cfg, seed=cfg.seed + 100 * (i + 1)),
+                rank=cell.rank,
+                dp=work.engine.dp,
+                rowscale=work.engine.rowscale,
+                progress=work.progress,
+                desc=f"lira {cell.name} reference {i + 1}/{k}",
+                device=work.device,
+                a_seed=cell.seed,  # the target's public LoRA start A
+            )
+            for part, texts in (("members", prepared.members), ("nonmembers", prepared.nonmembers)):
+                scores[part].append(text_losses(model, texts, device=work.device))
+        arrays = {part: np.asarray(values, dtype=np.float32) for part, values in scores.items()}
+        record = {
+            "schema": SCHEMA,
+            "kind": "lira-references",
+            "cell": asdict(cell),
+            "lr": lr,
+            "references": k,
+            "scores_sha256": scores_digest(arrays),
+            "manifest": {
+                **work.provenance(spec, start),
+                "train_config": asdict(cfg),
+                "split_hashes": prepared.split_hashes,
+                "reference_seeds": {"secret": [cfg.seed + 100 * (i + 1) for i in range(k)], "lora_init": cell.seed},
+            },
+        }
+        record["checksum"] = record_checksum(record)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        atomic_write_bytes(scores_path(path), buffer.getvalue())
+        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
+        return record
