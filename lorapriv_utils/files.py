@@ -44,12 +44,13 @@ def check_writable(folder: Path, option: str = "--out") -> None:
 
 
 class Lock:
-    """An exclusive lock on ``path`` + ".lock" between processes (``fcntl.flock``): the system releases it when
-    its holder exits, so a lock left by a dead process never blocks.  ``acquire(blocking=False)`` returns False
-    when another process holds it."""
+    """An exclusive lock on ``path`` between processes (``fcntl.flock`` on a hidden ``.NAME.lock`` beside it,
+    ignored by git): the system releases it when its holder exits, so a lock left by a dead process never
+    blocks.  ``acquire(blocking=False)`` returns False when another process holds it."""
 
     def __init__(self, path: Path):
-        self.path = Path(str(path) + ".lock")
+        path = Path(path)
+        self.path = path.with_name(f".{path.name}.lock")
         self._fd: int | None = None
 
     def acquire(self, blocking: bool = True) -> bool:

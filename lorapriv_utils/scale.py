@@ -6,7 +6,8 @@ takes ``--scale``.  The three scales share one code path; only the sizes below
 change.  A :class:`Scale` holds the Monte Carlo sizes and grids of the theory
 chapters and, in :class:`EngineScale`, everything the membership-inference engine
 needs: the base model, the per-method training defaults, the datasets, the data caps
-and the DP-SGD settings.  Nothing else in the package keys a setting by scale name.
+and the DP-SGD settings.  No setting is keyed by a scale's name elsewhere; what is named by scale is
+which committed records a chapter reads (``lorapriv_utils.catalogue``, the a6 chapter's larger scale).
 
 This module imports no torch: the theory chapters read it too.
 """

@@ -66,7 +66,7 @@ def test_plan_and_shard():
 def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     first = _run(tmp_path / "a")
     folder = tmp_path / "a" / "cpu-small" / "synthetic-email"
-    assert sorted(f.name for f in folder.iterdir()) == [
+    assert sorted(f.name for f in folder.iterdir() if not f.name.startswith(".")) == [
         "full-s0.json",
         "full-s0.scores.npz",
         "lora-r2-s0.json",
@@ -175,9 +175,18 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
     assert "damaged or partial" in capsys.readouterr().out
 
-    stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=21)))
+    def no_training(self, cell, spec=None):
+        raise AssertionError("retrained a cell whose metrics' settings alone changed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runner.Runner, "run_cell", no_training)
+        stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=21)))
     assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 21
-    assert "stale (derived changed: derived.bootstrap_resamples)" in capsys.readouterr().out
+    assert "only its metrics' settings changed: derived.bootstrap_resamples" in capsys.readouterr().out
+    before, after = good["metrics"]["reference_attack"]["auc"], stale[0]["metrics"]["reference_attack"]["auc"]
+    assert after["value"] == before["value"] and after["low"] != before["low"]  # the AUC is the scores', its CI new
+    assert stale[0]["metrics"]["validation_perplexity"] == good["metrics"]["validation_perplexity"]
+    assert report.read_record(path)["manifest"]["key"] == key_of(stale[0]["manifest"]["spec"])  # current now
     epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
     assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
     assert "method changed: derived.bootstrap_resamples, method.train.epochs" in capsys.readouterr().out

@@ -107,9 +107,10 @@ def result_path(out: Path, scale: Scale, cell: Cell) -> Path:
     return Path(out) / scale.name / f"{cell.name}.json"
 
 
-def load_result(path: Path, spec: dict, with_scores: bool = True) -> dict | None:
+def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) -> dict | None:
     """A finished record (a cell's, or an audit's with ``with_scores=False``), or None, with one line saying why,
-    when it is missing, corrupt, partial or stale (its key is not that of ``spec``)."""
+    when it is missing, corrupt, partial or stale (its key is not that of ``spec``).  ``refresh(record)``: how
+    to bring a record whose ``derived`` part alone is stale up to date from its stored scores."""
     if not path.is_file():
         return None
     try:
@@ -126,6 +127,11 @@ def load_result(path: Path, spec: dict, with_scores: bool = True) -> dict | None
     if changed:
         fields = spec_differences(record["manifest"].get("spec", {}), spec) if "spec" in record["manifest"] else []
         detail = f": {', '.join(fields[:4])}" if fields else ""
+        if changed == ["derived"] and refresh is not None:
+            tqdm.write(
+                f"lorapriv: {path}: only its metrics' settings changed{detail}; recomputing them from its scores"
+            )
+            return refresh(record)
         tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); recomputing it")
         return None
     return record
@@ -145,11 +151,13 @@ class PreparedData:
     texts: dict  # the texts behind each part (the canary audit adds canaries to the members)
 
 
-def prepare_dataset(
-    name: str, seed: int, engine: EngineScale, tokenizer, context: int, data_dir=None, hub: bool = False
-) -> PreparedData:
+def dataset_texts(name: str, seed: int, engine: EngineScale, data_dir=None, hub: bool = False) -> dict[str, list[str]]:
+    """The texts of each part of a dataset's split, as a cell of ``seed`` uses them (no tokenizer needed)."""
     corpus = data_mod.load_corpus(name, data_dir=data_dir, hub=hub, seed=seed, synthetic_count=engine.synthetic_count)
-    split = data_mod.split_corpus(corpus, seed)
+    return _parts(name, data_mod.split_corpus(corpus, seed), engine)
+
+
+def _parts(name: str, split, engine: EngineScale) -> dict[str, list[str]]:
     cap, vcap = engine.texts_per_part(name), engine.max_validation_texts
     parts = {
         "members": split.members[:cap],
@@ -169,6 +177,15 @@ def prepare_dataset(
             + f" texts, below the {data_mod.MIN_TEXTS_PER_PART} each that an attack's AUC and its interval need; "
             "give a larger corpus"
         )
+    return parts
+
+
+def prepare_dataset(
+    name: str, seed: int, engine: EngineScale, tokenizer, context: int, data_dir=None, hub: bool = False
+) -> PreparedData:
+    corpus = data_mod.load_corpus(name, data_dir=data_dir, hub=hub, seed=seed, synthetic_count=engine.synthetic_count)
+    split = data_mod.split_corpus(corpus, seed)
+    parts = _parts(name, split, engine)
     hashes = {part: data_mod.texts_digest(texts) for part, texts in parts.items()}  # of the texts actually used
     return PreparedData(
         **{part: models.encode_texts(tokenizer, texts, context) for part, texts in parts.items()},
@@ -398,28 +415,8 @@ class Runner:
             "members_minkpp": members["minkpp"],
             "nonmembers_minkpp": nonmembers["minkpp"],
         }
-        rng = np.random.default_rng(self.seeds(cell)["bootstrap"])
-        resamples = self.engine.bootstrap_resamples
         metrics = {
-            "reference_attack": attack_metrics(
-                mia_metrics.reference_signal(scores["members_target"], scores["members_reference"]),
-                mia_metrics.reference_signal(scores["nonmembers_target"], scores["nonmembers_reference"]),
-                rng,
-                resamples,
-            ),
-            "loss_attack": attack_metrics(scores["members_target"], scores["nonmembers_target"], rng, resamples),
-            "zlib_attack": attack_metrics(
-                mia_metrics.zlib_signal(scores["members_target"], prepared.texts["members"]),
-                mia_metrics.zlib_signal(scores["nonmembers_target"], prepared.texts["nonmembers"]),
-                rng,
-                resamples,
-            ),
-            "minkpp_attack": attack_metrics(
-                mia_metrics.minkpp_signal(scores["members_minkpp"]),
-                mia_metrics.minkpp_signal(scores["nonmembers_minkpp"]),
-                rng,
-                resamples,
-            ),
+            **self.cell_attacks(cell, scores, prepared.texts),
             "validation_perplexity": perplexity(model, prepared.validation, self.device),
             "texts": {
                 "members": prepared.members.n_texts,
@@ -471,6 +468,46 @@ class Runner:
             self.accelerator.wait_for_everyone()
         return record
 
+    def cell_attacks(self, cell: Cell, scores: dict[str, np.ndarray], texts: dict[str, list[str]]) -> dict:
+        """The four attacks' metrics of a cell, from its per-text scores (and its texts, for zlib): what a
+        record derives from its scores (``specs.derived_spec``), recomputed without training when only that
+        changes."""
+        rng = np.random.default_rng(self.seeds(cell)["bootstrap"])
+        resamples = self.engine.bootstrap_resamples
+        return {
+            "reference_attack": attack_metrics(
+                mia_metrics.reference_signal(scores["members_target"], scores["members_reference"]),
+                mia_metrics.reference_signal(scores["nonmembers_target"], scores["nonmembers_reference"]),
+                rng,
+                resamples,
+            ),
+            "loss_attack": attack_metrics(scores["members_target"], scores["nonmembers_target"], rng, resamples),
+            "zlib_attack": attack_metrics(
+                mia_metrics.zlib_signal(scores["members_target"], texts["members"]),
+                mia_metrics.zlib_signal(scores["nonmembers_target"], texts["nonmembers"]),
+                rng,
+                resamples,
+            ),
+            "minkpp_attack": attack_metrics(
+                mia_metrics.minkpp_signal(scores["members_minkpp"]),
+                mia_metrics.minkpp_signal(scores["nonmembers_minkpp"]),
+                rng,
+                resamples,
+            ),
+        }
+
+    def refresh_metrics(self, cell: Cell, path: Path, record: dict, spec: dict) -> dict:
+        """A record whose derived part alone is stale, its attacks recomputed from its stored scores."""
+        texts = dataset_texts(cell.dataset, cell.seed, self.engine, self.data_dir, self.hub)
+        record = json.loads(json.dumps(record))
+        record["metrics"].update(self.cell_attacks(cell, read_scores(scores_path(path)), texts))
+        record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
+        record["manifest"].update(spec=spec, key=key_of(spec), config=json.loads(json.dumps(self.config)))
+        record.pop("checksum")
+        record["checksum"] = record_checksum(record)
+        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
+        return record
+
     def run(self, cells: list[Cell]) -> list[dict]:
         results: dict[Cell, dict] = {}
         deferred = []
@@ -491,8 +528,8 @@ class Runner:
         return [results[cell] for cell in cells]
 
     def _current_or_run(self, cell: Cell) -> dict:
-        spec = self.spec(cell)
-        done = load_result(result_path(self.out, self.scale, cell), spec)
+        spec, path = self.spec(cell), result_path(self.out, self.scale, cell)
+        done = load_result(path, spec, refresh=lambda record: self.refresh_metrics(cell, path, record, spec))
         return done if done is not None else self.run_cell(cell, spec)
 
 
