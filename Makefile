@@ -47,13 +47,13 @@ book-fresh: $(STAMP)
 	rm -rf _build
 	$(JB_BUILD)
 
-test: unit nbval lint
+test: lint unit nbval
 
 status: $(STAMP)
 	$(BIN)/python -m lorapriv_utils status $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest --durations=25 tests
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -p no:cacheprovider notebooks
