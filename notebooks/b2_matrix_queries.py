@@ -123,8 +123,9 @@ display_table(growth)
 # random initialisation, random tokens). After each step, the change of the merged weights is
 # compared with the best multiple $c\,MG$ of the projected full gradient $G$ taken at the
 # weights before the step: the worst relative residual with plain SGD (a rounding-level number,
-# shown as the power of ten above it), the best one with AdamW, and the fitted $c$ against
-# $-\eta s^2$ (as relative error).
+# shown as the power of ten above it, or as $< 10^{-6}$ below float32's rounding level, where even
+# its power of ten differs between machines), the best one with AdamW, and the fitted $c$ against
+# $-\eta s^2$ (as relative error, shown the same way).
 
 # %%
 instance = b2_matrix_queries.instance_table([4, 16])

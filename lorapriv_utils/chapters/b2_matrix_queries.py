@@ -340,9 +340,13 @@ INSTANCE_LR = 0.05
 INSTANCE_SCALING = 2.0  # lora_alpha = 2r, so that -eta s^2 differs from -eta s and from -eta
 
 
+ROUNDING_LEVEL = 1e-6  # float32 arithmetic: below this a residual is rounding, and its size differs by machine
+
+
 def _bound(x: float) -> str:
-    """A rounding-level number shown as the power of ten above it (its digits differ between machines)."""
-    return f"< 1e{math.floor(math.log10(x)) + 1}" if x > 0 else "0"
+    """A rounding-level number shown as the power of ten above it, and any number below ``ROUNDING_LEVEL`` as
+    "< 1e-6": its digits, and even its power of ten, differ between machines (1e-7 on one, 1e-8 on another)."""
+    return f"< 1e{max(math.floor(math.log10(max(x, 1e-300))) + 1, round(math.log10(ROUNDING_LEVEL)))}"
 
 
 def instance_table(ranks: list[int], steps: int = 3) -> pd.DataFrame:

@@ -509,8 +509,10 @@ class Runner:
         return record
 
     def run(self, cells: list[Cell]) -> list[dict]:
+        if self.accelerator is not None:  # data-parallel: every process runs every cell, in lockstep
+            return [self._current_or_run(cell) for cell in cells]
         results: dict[Cell, dict] = {}
-        deferred = []
+        deferred = []  # cells another run holds: taken up at the end
         for cell in tqdm(cells, desc=f"grid ({self.scale.name})", disable=not self.progress):
             lock = Lock(result_path(self.out, self.scale, cell))
             if not lock.acquire(blocking=False):  # another run is computing it: come back at the end
