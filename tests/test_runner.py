@@ -476,3 +476,14 @@ def test_a_tiny_corpus_is_refused_not_given_a_confident_auc(tmp_path):
     (tmp_path / "pubmed" / "x.jsonl").write_text("\n".join(rows))
     with pytest.raises(ValueError, match=r"dataset 'pubmed': .* 3 members, 3 auxiliary, 3 nonmembers texts"):
         runner.prepare_dataset("pubmed", 0, SCALE.engine, tokenization.gpt2_tokenizer(), 32, data_dir=tmp_path)
+
+
+def test_every_option_of_every_command_has_help():
+    import argparse
+
+    parser = cli.build_parser()
+    for name, command in parser.commands.items():
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"`{name} {'/'.join(action.option_strings) or action.dest}` has no help text"

@@ -52,7 +52,12 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--data-dir", default=os.environ.get(data.DATA_ENV_VAR), help="folder with enron/ and pubmed/")
     run.add_argument("--hub", action="store_true", help="load corpora from the Hugging Face hub (needs internet)")
     run.add_argument("--shard", default="0/1", help="i/n: run every n-th cell starting at i")
-    run.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"])
+    run.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda", "mps"],
+        help="where to train (default auto: CUDA, then Apple MPS, then the CPU)",
+    )
     run.add_argument(
         "--reference",
         default="same",
