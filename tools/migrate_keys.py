@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lorapriv_utils.catalogue import CATALOGUE, PUBLISHED
 from lorapriv_utils.files import atomic_write_text
-from lorapriv_utils.mia.report import record_checksum
+from lorapriv_utils.mia.report import seal
 from lorapriv_utils.mia.status import _Corpora, record_spec
 from lorapriv_utils.provenance import git_commit
 from lorapriv_utils.store import key_of
@@ -27,17 +27,15 @@ from lorapriv_utils.store import key_of
 def migrate(path: Path, entry, corpora, reason: str, commit: str) -> bool:
     text = path.read_text(encoding="utf-8")
     record = json.loads(text)
-    record.pop("checksum", None)
     spec, unchecked = record_spec(entry, record, corpora)
     if unchecked:
         raise SystemExit(f"migrate: {path}: {unchecked}; pass the data folder it was made with (--data-dir)")
     manifest = record.setdefault("manifest", {})
     key = key_of(spec)
-    if manifest.get("key") == key and manifest.get("spec") == json.loads(json.dumps(spec)):
+    if manifest.get("key") == key:  # current already (a spec may differ only in fields the key leaves out)
         return False
     manifest["key_migration"] = {"from_key": manifest.get("key"), "at_commit": commit, "reason": reason}
-    manifest["spec"], manifest["key"] = spec, key
-    record["checksum"] = record_checksum(record)
+    record = seal(record, spec)
     end = "\n" if text.endswith("\n") else ""
     atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + end)
     return True

@@ -15,13 +15,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..files import Lock, atomic_write_text
+from ..files import atomic_write_text
 from ..scale import DPConfig, Scale
 from . import canary, finetune, models, specs
 from .canary import CanaryConfig
 from .grid import Cell
 from .report import SCHEMA, record_checksum
-from .runner import Runner, load_result, perplexity
+from .runner import Runner, perplexity, reused_or_computed
 
 
 def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
@@ -40,10 +40,8 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
     dp = dp or work.engine.dp
     path = audit_path(work.out, work.scale, cell, dp)
     spec = audit_spec(work, cell, config, dp)
-    with Lock(path):  # another run computing the same record: wait for it, then reuse it
-        done = load_result(path, spec, with_scores=False)
-        if done is not None:
-            return done
+
+    def compute() -> dict:
         start = time.perf_counter()
         prepared = work.dataset(cell.dataset, cell.seed)
         base, tokenizer, _ = work.base()
@@ -86,3 +84,5 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
         record["checksum"] = record_checksum(record)
         atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
         return record
+
+    return reused_or_computed(path, spec, compute, with_scores=False)

@@ -37,6 +37,7 @@ import copy
 import json
 import time
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -44,13 +45,13 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ..files import Lock, atomic_write_text
+from ..files import atomic_write_text
 from ..scale import Scale
 from . import compressed, dp, finetune, specs
 from . import metrics as mia_metrics
 from .grid import LOW_RANK, WEIGHT_SETS, DPCell
 from .report import SCHEMA, read_record, record_checksum
-from .runner import Runner, attack_metrics, load_result, perplexity, reference_seed
+from .runner import Runner, attack_metrics, perplexity, reference_seed, reused_or_computed
 from .training import text_losses
 
 NOISE = (0.0, 0.5, 1.0, 2.0)
@@ -193,9 +194,8 @@ def run(work: Runner, cells: list[DPCell]) -> list[dict]:
     records = []
     for cell in tqdm(cells, desc=f"DP weight sets ({work.scale.name})", disable=not work.progress):
         spec = cell_spec(work, cell)
-        with Lock(result_path(work.out, work.scale, cell)):  # another run on it: wait, then reuse its record
-            done = load_result(result_path(work.out, work.scale, cell), spec, with_scores=False)
-            records.append(done if done is not None else run_cell(work, cell, spec))
+        path = result_path(work.out, work.scale, cell)
+        records.append(reused_or_computed(path, spec, partial(run_cell, work, cell, spec), with_scores=False))
     return records
 
 

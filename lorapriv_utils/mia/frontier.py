@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..files import Lock, atomic_write_bytes, atomic_write_text
+from ..files import atomic_write_bytes, atomic_write_text
 from . import finetune, specs
 from .dp import epsilons
 from .grid import Variant
 from .report import SCHEMA, record_checksum
-from .runner import Runner, load_result, perplexity, reference_seed, scores_digest, scores_path
+from .runner import Runner, perplexity, reference_seed, reused_or_computed, scores_digest, scores_path
 from .training import text_losses, text_scores
 
 __all__ = ["Variant", "frontier_path", "run_base", "run_frontier", "run_point"]
@@ -57,10 +57,8 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
     """Epoch 0 of every variant: the base model's scores and perplexity (its reference is itself)."""
     path = frontier_path(work.out, work.scale.name, dataset, "base", seed)
     spec = specs.frontier_base_spec(work.engine, dataset, seed, work.corpus(dataset, seed))
-    with Lock(path):  # another run computing the same record: wait for it, then reuse it
-        done = load_result(path, spec)
-        if done is not None:
-            return done
+
+    def compute() -> dict:
         start = time.perf_counter()
         prepared = work.dataset(dataset, seed)
         model = work.base()[0]
@@ -85,6 +83,8 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
         }
         return _write(path, record, scores)
 
+    return reused_or_computed(path, spec, compute)
+
 
 def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int, checkpoints: tuple[int, ...]) -> dict:
     """Train ``variant`` at rate ``lr`` on the members (target) and on the auxiliary part (reference),
@@ -97,10 +97,8 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
     spec = specs.frontier_point_spec(
         work.engine, dataset, variant, lr, seed, checkpoints, work.corpus(dataset, seed), asdict(work.overrides)
     )
-    with Lock(path):  # another run computing the same record: wait for it, then reuse it
-        done = load_result(path, spec)
-        if done is not None:
-            return done
+
+    def compute() -> dict:
         start = time.perf_counter()
         prepared = work.dataset(dataset, seed)
         cfg = replace(work.train_config(variant.method, seed, lr), epochs=max(checkpoints))
@@ -175,6 +173,8 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
             },
         }
         return _write(path, record, scores)
+
+    return reused_or_computed(path, spec, compute)
 
 
 def run_frontier(

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import Lock, atomic_write_bytes, atomic_write_text
+from ..files import atomic_write_bytes, atomic_write_text
 from .report import SCHEMA, record_checksum
 
 
@@ -92,16 +92,14 @@ def run_references(work, cell, lr: float, k: int) -> dict:
     part and score every member and non-member text; an intact, current record is reused."""
     from . import finetune
     from .data import TextWindows
-    from .runner import load_result, scores_digest, scores_path
+    from .runner import reused_or_computed, scores_digest, scores_path
     from .training import text_losses
 
     variant = cell.method if cell.rank is None else f"{cell.method}-r{cell.rank}"
     path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)
     spec = lira_spec(work, cell, lr, k)
-    with Lock(path):  # another run computing the same record: wait for it, then reuse it
-        done = load_result(path, spec)
-        if done is not None:
-            return done
+
+    def compute() -> dict:
         start = time.perf_counter()
         prepared = work.dataset(cell.dataset, cell.seed)
         aux = prepared.auxiliary
@@ -147,3 +145,5 @@ def run_references(work, cell, lr: float, k: int) -> dict:
         atomic_write_bytes(scores_path(path), buffer.getvalue())
         atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
         return record
+
+    return reused_or_computed(path, spec, compute)

@@ -52,7 +52,7 @@ from . import data as data_mod
 from . import finetune, models, specs
 from . import metrics as mia_metrics
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
-from .report import SCHEMA, read_record, read_scores, record_checksum, scores_digest, scores_path
+from .report import SCHEMA, read_record, read_scores, record_checksum, scores_digest, scores_path, seal
 from .training import row_sums, text_losses, text_scores
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "read_scores", "scores_digest", "scores_path", "shard"]
@@ -135,6 +135,14 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
         tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); recomputing it")
         return None
     return record
+
+
+def reused_or_computed(path: Path, spec: dict, compute, with_scores: bool = True) -> dict:
+    """The current record at ``path`` (:func:`load_result`), or the one ``compute()`` writes there, under the
+    record's lock: another run computing the same record is waited for, and its record reused."""
+    with Lock(path):
+        done = load_result(path, spec, with_scores)
+        return done if done is not None else compute()
 
 
 @dataclass
@@ -499,12 +507,10 @@ class Runner:
     def refresh_metrics(self, cell: Cell, path: Path, record: dict, spec: dict) -> dict:
         """A record whose derived part alone is stale, its attacks recomputed from its stored scores."""
         texts = dataset_texts(cell.dataset, cell.seed, self.engine, self.data_dir, self.hub)
-        record = json.loads(json.dumps(record))
         record["metrics"].update(self.cell_attacks(cell, read_scores(scores_path(path)), texts))
         record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
-        record["manifest"].update(spec=spec, key=key_of(spec), config=json.loads(json.dumps(self.config)))
-        record.pop("checksum")
-        record["checksum"] = record_checksum(record)
+        record["manifest"]["config"] = json.loads(json.dumps(self.config))
+        record = seal(record, spec)
         atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
         return record
 
