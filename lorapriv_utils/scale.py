@@ -36,6 +36,24 @@ class ModelSpec:
     batch_size: int = 16
     hub_id: str | None = None
     hub_revision: str | None = None  # a commit or tag of ``hub_id`` (None: the hub's current main, recorded as loaded)
+    family: str = "gpt2"  # the architecture (``lorapriv_utils.mia.families``): "gpt2" or "llama"
+    n_kv_head: int | None = None  # key and value heads (Llama's grouped-query attention; None: n_head)
+    n_inner: int | None = None  # the MLP's width (None: 4 n_embd)
+
+    def identity(self) -> dict:
+        """The fields as keys and manifests record them.  Fields added after records were made are left out
+        at the default that reproduces those records, so that adding them re-keyed nothing."""
+        return {k: v for k, v in asdict(self).items() if not (k in _ADDED_FIELDS and v == _ADDED_FIELDS[k])}
+
+    def max_rank(self) -> int:
+        """The largest LoRA rank every adapted projection admits: min(n, m) over them (GPT-2's c_attn is
+        3 n_embd x n_embd; Llama's q_proj n_embd x n_embd, its v_proj n_kv_head head widths x n_embd)."""
+        if self.family == "llama":
+            return min(self.n_embd, (self.n_kv_head or self.n_head) * (self.n_embd // self.n_head))
+        return self.n_embd
+
+
+_ADDED_FIELDS = {"family": "gpt2", "n_kv_head": None, "n_inner": None}
 
 
 @dataclass(frozen=True)

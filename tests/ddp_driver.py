@@ -32,12 +32,19 @@ SCALE = replace(
         bootstrap_resamples=20,
     ),
 )
+# The same tiny settings in Llama's architecture (grouped-query attention: v_proj is 8 x 16).
+LLAMA_SPEC = replace(SPEC, family="llama", n_kv_head=1)
+LLAMA_SCALE = replace(SCALE, engine=replace(SCALE.engine, model=replace(TINY, family="llama", n_kv_head=1)))
 METHODS = {"full": None, "adapter": None, "lora": 2, "flora": 2}
 
 
-def tiny_base() -> models.GPT2LMHeadModel:
+def tiny_base() -> torch.nn.Module:
     torch.manual_seed(0)
-    return models.GPT2LMHeadModel(models.small_config(SPEC, 300, 0))
+    return models.new_model(SPEC, 300, 0)
+
+
+def tiny_llama() -> torch.nn.Module:
+    return models.new_model(LLAMA_SPEC, 300, 0, seed=0)
 
 
 def tiny_blocks() -> np.ndarray:

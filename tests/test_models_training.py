@@ -3,6 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import transformers
 
 from lorapriv_utils.mia import models, runner, training
 from lorapriv_utils.scale import SCALES
@@ -40,7 +41,7 @@ def test_block_loader_order_is_seeded():
 def test_training_lowers_the_loss_and_block_losses_are_per_block():
     spec = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=8)
     torch.manual_seed(0)
-    model = models.GPT2LMHeadModel(models.small_config(spec, 50, 0))
+    model = models.new_model(spec, 50, 0)
     blocks = np.tile(np.arange(8), (16, 1))  # one repeated pattern: easy to learn
     before = training.block_losses(model, blocks)
     stats = training.train_language_model(model, blocks, training.TrainConfig(epochs=5, lr=1e-2, batch_size=4))
@@ -64,7 +65,7 @@ def test_hub_model_without_network_is_one_clear_error(monkeypatch):
     from lorapriv_utils.mia import data
 
     monkeypatch.setattr(data, "check_hub_reachable", lambda timeout=5.0: None)  # the host answers, loading fails
-    monkeypatch.setattr(models.GPT2LMHeadModel, "from_pretrained", offline)
+    monkeypatch.setattr(transformers.GPT2LMHeadModel, "from_pretrained", offline)
     with pytest.raises(ConnectionError, match="paper scale needs hub access"):
         models.pretrained_base(SCALES["paper"])
 
@@ -76,7 +77,7 @@ def test_hub_model_without_a_connection_tries_once(monkeypatch):
     monkeypatch.setattr(
         socket, "create_connection", lambda *a, **k: tries.append(a) or (_ for _ in ()).throw(OSError())
     )
-    monkeypatch.setattr(models.GPT2LMHeadModel, "from_pretrained", lambda *a, **k: pytest.fail("no download"))
+    monkeypatch.setattr(transformers.GPT2LMHeadModel, "from_pretrained", lambda *a, **k: pytest.fail("no download"))
     with pytest.raises(ConnectionError, match="cannot reach huggingface.co"):
         models.pretrained_base(SCALES["paper"])
     assert len(tries) == 1
@@ -122,7 +123,7 @@ def test_losses_per_row_and_per_text_ignore_padding():
     from lorapriv_utils.mia import data
 
     torch.manual_seed(0)
-    model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+    model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
     short, long = [5, 6, 7, 8], list(range(10, 30))  # 4 tokens; 20 tokens span three windows of 8
     windows = data.text_windows([short, long], context=8)
     per_text = training.text_losses(model, windows)
@@ -141,7 +142,7 @@ def test_losses_per_row_and_per_text_ignore_padding():
 
 def test_min_k_plus_plus_token_scores_follow_their_definition():
     torch.manual_seed(1)
-    model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+    model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
     rows = torch.tensor([[5, 6, 7, 8, -1, -1], [9, 10, 11, 12, 13, 14]])
     loss, z, mask = training.token_terms(model, rows)
     with torch.no_grad():
@@ -172,7 +173,7 @@ def test_text_scores_pool_a_texts_windows():
     from lorapriv_utils.mia import data
 
     torch.manual_seed(0)
-    model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+    model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
     windows = data.text_windows([[5, 6, 7, 8], list(range(10, 30))], context=8)
     scores = training.text_scores(model, windows, fraction=1.0)
     assert scores["loss"] == pytest.approx(training.text_losses(model, windows))
@@ -190,8 +191,8 @@ def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
     seen = []
     windows = data.text_windows([list(range(5, 20)), list(range(30, 40)), list(range(50, 70))] * 4, context=8)
     for method in ("lora", "dpsgd", "rowscale"):
-        model = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
-        plain = models.GPT2LMHeadModel(models.small_config(models.ModelSpec(1, 16, 2, 8, 300), 300, 0))
+        model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
+        plain = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
         plain.load_state_dict(model.state_dict())
         cfg = training.TrainConfig(epochs=3, lr=1e-2, batch_size=4, seed=0)
 
@@ -249,12 +250,12 @@ def test_a_hub_model_is_loaded_at_its_revision_and_the_commit_recorded(monkeypat
 
     def from_pretrained(hub_id, **kwargs):
         seen.update(kwargs, hub_id=hub_id)
-        model = models.GPT2LMHeadModel(models.small_config(SCALES["cpu-small"].engine.model, 300, 0))
+        model = models.new_model(SCALES["cpu-small"].engine.model, 300, 0)
         model.config._commit_hash = "abc123"
         return model
 
     monkeypatch.setattr(data, "check_hub_reachable", lambda timeout=5.0: None)
-    monkeypatch.setattr(models.GPT2LMHeadModel, "from_pretrained", from_pretrained)
+    monkeypatch.setattr(transformers.GPT2LMHeadModel, "from_pretrained", from_pretrained)
     paper = SCALES["paper"]
     pinned = dataclasses.replace(
         paper,

@@ -21,8 +21,7 @@ def test_paper_layout_is_the_side_that_peft_lora_a_projects():
     plain = copy.deepcopy(base)
     weight = plain.transformer.h[0].attn.c_attn.weight  # GPT-2's Conv1D: (in, out)
     plain(rows, labels=rows).loss.backward()
-    d_in, d_out = weight.shape
-    g = multiplier.paper_layout(weight.grad.detach().double().reshape(1, -1).numpy(), d_in, d_out)[0]
+    g = multiplier.paper_layout(weight.grad.detach().double().reshape(1, -1).numpy(), weight.shape, True)[0]
     peft_model, _, _ = finetune.prepare(copy.deepcopy(base), "lorafa", 2, seed=0)
     peft_model(rows, labels=rows).loss.backward()
     layer = finetune.lora_layers(peft_model)[0]
@@ -30,7 +29,7 @@ def test_paper_layout_is_the_side_that_peft_lora_a_projects():
     expected = g @ a.T * layer.scaling["default"]
     assert np.allclose(layer.lora_B["default"].weight.grad.double().numpy(), expected, rtol=1e-4, atol=1e-8)
     with pytest.raises(ValueError, match="flattened gradients"):
-        multiplier.paper_layout(np.zeros((2, 15)), 4, 5)
+        multiplier.paper_layout(np.zeros((2, 15)), (4, 5), True)
 
 
 def test_one_row_measured_over_a_matches_the_exact_law():

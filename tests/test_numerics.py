@@ -30,7 +30,7 @@ def _tiny():
 
     torch.manual_seed(0)
     spec = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
-    return models.GPT2LMHeadModel(models.small_config(spec, 300, 0))
+    return models.new_model(spec, 300, 0)
 
 
 def _windows(seed: int = 0, texts: int = 16):

@@ -115,7 +115,7 @@ def training_throughput(steps: int = 60, batch_size: int = 16, repeats: int = 3)
 
     def fresh():
         torch.manual_seed(0)
-        return models.GPT2LMHeadModel(models.small_config(spec, spec.vocab_size, 0))
+        return models.new_model(spec, spec.vocab_size, 0)
 
     class Blocks(torch.utils.data.Dataset):
         def __len__(self):
@@ -167,7 +167,7 @@ from lorapriv_utils.scale import SCALES
 torch.set_num_threads(int(sys.argv[2]))
 spec = SCALES[sys.argv[4]].engine.model
 torch.manual_seed(0)
-base = models.GPT2LMHeadModel(models.small_config(spec, spec.vocab_size, 0))
+base = models.new_model(spec, spec.vocab_size, 0)
 texts = int(sys.argv[3])
 ids = np.random.default_rng(0).integers(0, spec.vocab_size, size=(texts, spec.block_size))
 windows = TextWindows(ids, np.arange(texts), texts)

@@ -35,14 +35,12 @@ def ptb_texts(count: int) -> list[str]:
 
 
 def _gradients(model, tokenizer, texts: list[str], layer: int, context: int) -> np.ndarray:
-    if not 0 <= layer < model.config.n_layer:
-        raise ValueError(
-            f"layer must lie in [0, {model.config.n_layer - 1}] for a {model.config.n_layer}-block model, got {layer}"
-        )
+    from .families import family_of
+
+    weight = family_of(model).block_weights(model, layer)[0]  # the block's first adapted projection, as stored
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
-    weight = model.transformer.h[layer].attn.c_attn.weight
     weight.requires_grad_(True)
     rows = []
     for text in texts:
@@ -59,30 +57,35 @@ def _gradients(model, tokenizer, texts: list[str], layer: int, context: int) -> 
 def per_text_gradients(
     texts: list[str], seed: int = 0, layer: int = 0, context: int = 64, spec: ModelSpec | None = None
 ) -> np.ndarray:
-    """One row per text: the gradient of its mean token loss with respect to block ``layer``'s ``c_attn`` weight,
-    flattened, for the engine's GPT-2 architecture at its random initialisation (``seed``), GPT-2's tokenizer."""
-    from transformers import GPT2LMHeadModel
-
+    """One row per text: the gradient of its mean token loss with respect to block ``layer``'s first adapted
+    projection (GPT-2's ``c_attn``, Llama's ``q_proj``) as stored, flattened, for the engine's architecture
+    (``spec``) at its random initialisation (``seed``), GPT-2's tokenizer."""
     from . import models, tokenization
     from .lora_step import _quiet
 
     spec = spec or ModelSpec()
     with _quiet():
         tokenizer = tokenization.gpt2_tokenizer()
-        torch.manual_seed(seed)
-        model = GPT2LMHeadModel(models.small_config(spec, len(tokenizer), tokenizer.eos_token_id))
+        model = models.new_model(spec, len(tokenizer), tokenizer.eos_token_id, seed)
         return _gradients(model, tokenizer, texts, layer, context)
 
 
 def pretrained_gradients(texts: list[str], scale: Scale, layer: int = 0, context: int = 64) -> tuple[np.ndarray, dict]:
     """The same for the scale's pre-trained base model (pre-trained offline, or loaded from the cache) and its
-    tokenizer: the start of fine-tuning.  Returns the gradients and the base model's record."""
+    tokenizer: the start of fine-tuning.  Returns the gradients and the base model's record, with the measured
+    weight's stored shape and orientation (``adapted_shape``, ``fan_in_fan_out``)."""
     from . import models
+    from .families import family_of
     from .lora_step import _quiet
 
     with _quiet():
         model, tokenizer, info = models.pretrained_base(scale)
-        return _gradients(model, tokenizer, texts, layer, context), info
+        family = family_of(model)
+        layout = {
+            "adapted_shape": list(family.block_weights(model, layer)[0].shape),
+            "fan_in_fan_out": family.fan_in_fan_out,
+        }
+        return _gradients(model, tokenizer, texts, layer, context), {**info, **layout}
 
 
 def noise_scale(grads: np.ndarray) -> float:

@@ -1,17 +1,17 @@
 """Compressed DP-SGD: paper B's noisy variant M2 (add noise, then project) as a training rule.
 
-Each step runs DP-SGD on the matrices LoRA adapts (GPT-2's ``c_attn``), in their full space: every text's
-gradient is clipped to C over all those matrices together, N(0, (sigma C)^2) noise is added there (Opacus's
-``DPOptimizer``, a text as the privacy unit, Poisson sampling, exactly as :func:`.dp.dp_train`), and then each
-matrix's noisy gradient G + E is projected, G + E -> M (G + E) with M = A^T A and a fresh secret r x d_in
-matrix A of N(0, 1/r) entries per layer and per step (E[M] = I: the update is unbiased).  The update
-M (G + E) = A^T [A (G + E)] is a post-processing of (A, A (G + E)), so the step's privacy is that of the
-joint release: given A, a subsampled Gaussian mechanism whose sensitivity is C |P_A D| / |D| (D the text's
-clipped gradient) rather than C.  The certificate is ``theory.noisy.m2_rdp_epsilon`` (Renyi DP, valid for a
-difference of any rank); the tighter ``theory.noisy.m2_subsampled_pld`` is exact only for a rank-one
-difference and is reported beside it.  The *added* noise multiplier is chosen so that the certificate
-matches a given DP-SGD certificate (:func:`matched_noise`); the noise in the update, M E, is larger per
-coordinate than E (E[M^2] = (1 + (d + 1) / r) I), a cost the projection's accounting pays for.
+Each step runs DP-SGD on the matrices LoRA adapts (the adapted projections of :mod:`.families`), in their full
+space: every text's gradient is clipped to C over all those matrices together, N(0, (sigma C)^2) noise is added
+there (Opacus's ``DPOptimizer``, a text as the privacy unit, Poisson sampling, exactly as :func:`.dp.dp_train`),
+and then each matrix's noisy gradient G + E is projected, G + E -> M (G + E) with M = A^T A and a fresh secret r
+x d_in matrix A of N(0, 1/r) entries per layer and per step (E[M] = I: the update is unbiased). The update M (G
++ E) = A^T [A (G + E)] is a post-processing of (A, A (G + E)), so the step's privacy is that of the joint
+release: given A, a subsampled Gaussian mechanism whose sensitivity is C |P_A D| / |D| (D the text's clipped
+gradient) rather than C. The certificate is ``theory.noisy.m2_rdp_epsilon`` (Renyi DP, valid for a difference of
+any rank); the tighter ``theory.noisy.m2_subsampled_pld`` is exact only for a rank-one difference and is
+reported beside it. The *added* noise multiplier is chosen so that the certificate matches a given DP-SGD
+certificate (:func:`matched_noise`); the noise in the update, M E, is larger per coordinate than E (E[M^2] = (1
++ (d + 1) / r) I), a cost the projection's accounting pays for.
 
 The loop is the engine's one per-text loop (``per_text.per_text_train``, DP-SGD's), with the projection
 attached as the optimizer's step hook: it runs after Opacus's clipping, noise and scaling, before the update.
@@ -28,15 +28,17 @@ import torch
 from ..numbers import check_rank
 from ..scale import DPConfig
 from ..theory import noisy
+from . import families
 from .data import TextWindows
 from .dp import epsilons
 from .per_text import per_text_train
 from .training import TrainConfig
 
 
-def input_width(params: list[torch.nn.Parameter]) -> int:
-    """The common input width d of the adapted matrices (GPT-2's Conv1D stores W as d_in x d_out)."""
-    widths = {p.shape[0] for p in params}
+def input_width(params: list[torch.nn.Parameter], fan_in_fan_out: bool) -> int:
+    """The common input width d of the adapted matrices (GPT-2's Conv1D stores W as d_in x d_out
+    (``fan_in_fan_out``), a Linear as d_out x d_in)."""
+    widths = {p.shape[0 if fan_in_fan_out else -1] for p in params}
     if len(widths) != 1 or any(p.dim() != 2 for p in params):
         shapes = [tuple(p.shape) for p in params]
         raise ValueError(f"compressed DP-SGD needs matrices of one input width, got shapes {shapes}")
@@ -50,11 +52,13 @@ def check_projection_rank(rank: int, d: int) -> int:
     return rank
 
 
-def project(params: list[torch.nn.Parameter], rank: int, generator: torch.Generator) -> None:
-    """G -> A^T (A G) for each parameter's gradient, with a fresh A (r x d_in, N(0, 1/r) entries) per matrix."""
+def project(params: list[torch.nn.Parameter], rank: int, generator: torch.Generator, fan_in_fan_out: bool) -> None:
+    """Each parameter's gradient G projected on the input side by M = A^T A, with a fresh A (r x d_in, N(0, 1/r)
+    entries) per matrix: A^T (A G) in Conv1D's (in, out) layout, (G A^T) A in a Linear's (out, in)."""
     for p in params:
-        A = torch.randn(rank, p.shape[0], generator=generator, device=p.device, dtype=p.dtype) / math.sqrt(rank)
-        p.grad = A.T @ (A @ p.grad)
+        d = p.shape[0 if fan_in_fan_out else -1]
+        A = torch.randn(rank, d, generator=generator, device=p.device, dtype=p.dtype) / math.sqrt(rank)
+        p.grad = A.T @ (A @ p.grad) if fan_in_fan_out else (p.grad @ A.T) @ A
 
 
 def steps_for(n_texts: int, batch_size: int, epochs: int) -> tuple[float, int]:
@@ -105,7 +109,8 @@ def compressed_train(
     stats with the certificate (RDP, any difference), the tighter rank-one PLD figure and plain DP-SGD's epsilon
     at the same noise beside it."""
     device = device or torch.device("cpu")
-    d = input_width(params)
+    fan_in_fan_out = families.family_of(model).fan_in_fan_out
+    d = input_width(params, fan_in_fan_out)
     check_projection_rank(rank, d)
     if not (math.isfinite(dp.noise_multiplier) and dp.noise_multiplier > 0):
         raise ValueError(f"compressed DP-SGD needs noise (sigma > 0), got sigma = {dp.noise_multiplier}")
@@ -114,7 +119,16 @@ def compressed_train(
         int(np.random.SeedSequence([cfg.seed, 4]).generate_state(1)[0])
     )
     model, stats = per_text_train(
-        model, params, windows, cfg, dp, lambda: project(params, rank, projection), None, device, progress, desc
+        model,
+        params,
+        windows,
+        cfg,
+        dp,
+        lambda: project(params, rank, projection, fan_in_fan_out),
+        None,
+        device,
+        progress,
+        desc,
     )
     sample_rate, steps = stats["sample_rate"], stats["steps"]
     plain = epsilons(dp.noise_multiplier, sample_rate, steps, dp.delta)

@@ -47,7 +47,7 @@ from tqdm.auto import tqdm
 
 from ..files import atomic_write_text
 from ..scale import Scale
-from . import compressed, dp, finetune, specs
+from . import compressed, dp, families, finetune, specs
 from . import metrics as mia_metrics
 from .grid import LOW_RANK, WEIGHT_SETS, DPCell
 from .report import SCHEMA, read_record, record_checksum
@@ -87,11 +87,12 @@ def dp_parameters(
 
     GPT-2's position embedding is looked up with positions shared by the whole batch (shape (1, T)), so
     Opacus gives it one gradient per batch instead of one per text: it cannot be clipped per text and stays
-    frozen under ``full``.  The token embedding, tied to the output layer, trains (Opacus adds its two uses).
+    frozen under ``full`` (Llama's rotary positions have no weight).  The token embedding, tied to the output
+    layer, trains (Opacus adds its two uses).
     """
     trained, params, _ = finetune.prepare(model, weights, rank, seed, a_seed)
-    if weights == "full":
-        position = trained.transformer.wpe.weight
+    position = families.family_of(trained).position_embedding(trained)
+    if weights == "full" and position is not None:
         position.requires_grad_(False)
         params = [p for p in params if p is not position]
     return trained, params
@@ -109,7 +110,12 @@ def train(
         cfg = replace(work.train_config("adapter", cell.seed, lr), seed=seed)
         q, steps = compressed.steps_for(windows.n_texts, cfg.batch_size, cfg.epochs)
         matched = compressed.matched_noise(
-            cell.noise, q, steps, work.engine.dp.delta, compressed.input_width(params), cell.rank
+            cell.noise,
+            q,
+            steps,
+            work.engine.dp.delta,
+            compressed.input_width(params, families.family_of(model).fan_in_fan_out),
+            cell.rank,
         )
         settings = replace(work.engine.dp, noise_multiplier=matched["noise_multiplier"])
         model.to(work.device)

@@ -1,12 +1,13 @@
 """Fine-tuning methods behind one interface (paper A, section 6).
 
 * ``full``: every parameter of the model.
-* ``adapter``: the very weight matrices that LoRA adapts (the fused attention projection
-  ``c_attn`` of every block), trained directly, without a low-rank factorisation: the
-  comparison that paper A's theory makes.
-* ``lora``: LoRA through PEFT on ``c_attn``, rank r, scaling 1 (lora_alpha = r), B = 0 and
-  A with i.i.d. N(0, 1/r) entries at start as in paper A.  GPT-2's ``c_attn`` is a
-  ``Conv1D`` whose weight is stored (in, out), so ``fan_in_fan_out=True``.
+* ``adapter``: the very weight matrices that LoRA adapts (the adapted projections of every block:
+  GPT-2's fused attention projection ``c_attn``, Llama's ``q_proj`` and ``v_proj``; see
+  :mod:`.families`), trained directly, without a low-rank factorisation: the comparison that
+  paper A's theory makes.
+* ``lora``: LoRA through PEFT on the adapted projections, rank r, scaling 1 (lora_alpha = r),
+  B = 0 and A with i.i.d. N(0, 1/r) entries at start as in paper A.  GPT-2's ``c_attn`` is a
+  ``Conv1D`` whose weight is stored (in, out), so ``fan_in_fan_out=True`` there.
 * ``lorafa``: LoRA with A frozen at its random start and only B trained (LoRA-FA: paper A's
   frozen-A setting, and the release paper B attacks).
 * ``flora``: LoRA with A frozen and resampled after every step; before resampling, B A is
@@ -33,39 +34,50 @@ import warnings
 import numpy as np
 import torch
 from peft import LoraConfig, get_peft_model
-from transformers import GPT2LMHeadModel
 
 from ..scale import DPConfig, EngineScale, RowScaleConfig
+from . import families
 from .data import TextWindows
 from .grid import METHODS, RANKED
 from .training import EpochHook, TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 
 __all__ = ["METHODS", "RANKED", "fine_tune", "prepare"]
-TARGET = "c_attn"
 
 
-def adapted_shape(model: GPT2LMHeadModel) -> tuple[int, int]:
-    """(n, m) of the adapted matrices: output and input dimensions of ``c_attn``."""
-    weight = model.transformer.h[0].attn.c_attn.weight  # Conv1D: (in, out)
-    return int(weight.shape[1]), int(weight.shape[0])
+def max_rank(model: torch.nn.Module) -> int:
+    """The largest rank every adapted projection admits: min(n, m) over them."""
+    return min(min(shape) for shape in families.family_of(model).adapted_shapes(model))
 
 
-def check_method(method: str, rank: int | None, model: GPT2LMHeadModel) -> None:
+def check_method(method: str, rank: int | None, model: torch.nn.Module) -> None:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method in RANKED:
-        n, m = adapted_shape(model)
-        if rank is None or isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= min(n, m):
+        family = families.family_of(model)
+        limit = max_rank(model)
+        if rank is None or isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= limit:
+            shapes = sorted({f"{n} x {m}" for n, m in family.adapted_shapes(model)})
             raise ValueError(
-                f"method {method!r} needs a rank r with 1 <= r <= min(n, m) = {min(n, m)} "
-                f"(c_attn is {n} x {m}), got {rank!r}"
+                f"method {method!r} needs a rank r with 1 <= r <= min(n, m) = {limit} "
+                f"({'/'.join(family.targets)}: {', '.join(shapes)}), got {rank!r}"
             )
 
 
-def _lora(model: GPT2LMHeadModel, rank: int, seed: int) -> torch.nn.Module:
-    config = LoraConfig(
-        r=rank, lora_alpha=rank, target_modules=[TARGET], fan_in_fan_out=True, lora_dropout=0.0, bias="none"
+def lora_config(model: torch.nn.Module, rank: int) -> LoraConfig:
+    """PEFT's configuration of the engine's LoRA on ``model``'s adapted projections, scaling 1."""
+    family = families.family_of(model)
+    return LoraConfig(
+        r=rank,
+        lora_alpha=rank,
+        target_modules=list(family.targets),
+        fan_in_fan_out=family.fan_in_fan_out,
+        lora_dropout=0.0,
+        bias="none",
     )
+
+
+def _lora(model: torch.nn.Module, rank: int, seed: int) -> torch.nn.Module:
+    config = lora_config(model, rank)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PEFT's notes on deprecated transformers attributes
         peft_model = get_peft_model(model, config)
@@ -94,7 +106,7 @@ def merge_and_reset(layer: torch.nn.Module, generator: torch.Generator) -> None:
     resample_a(layer, generator)
 
 
-def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: int = 0, a_seed: int | None = None):
+def prepare(model: torch.nn.Module, method: str, rank: int | None = None, seed: int = 0, a_seed: int | None = None):
     """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook.
 
     LoRA's start A comes from ``a_seed`` (default ``seed``), so that a reference model may share it: A is
@@ -105,8 +117,8 @@ def prepare(model: GPT2LMHeadModel, method: str, rank: int | None = None, seed: 
         p.requires_grad_(method == "full")
     if method in ("full", "adapter"):
         if method == "adapter":
-            for block in model.transformer.h:
-                block.attn.c_attn.weight.requires_grad_(True)
+            for weight in families.family_of(model).adapted_weights(model):
+                weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
     peft_model = _lora(model, rank, seed if a_seed is None else a_seed)
     if method not in ("flora", "rowscale", "lorafa"):
@@ -136,7 +148,7 @@ def reset_optimizer_state(optimizer: torch.optim.Optimizer, params: list[torch.n
 
 
 def fine_tune(
-    model: GPT2LMHeadModel,
+    model: torch.nn.Module,
     method: str,
     data: np.ndarray | TextWindows,
     cfg: TrainConfig,

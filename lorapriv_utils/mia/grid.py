@@ -107,12 +107,13 @@ def plan(datasets: list[str], methods: list[str], ranks: list[int], seeds: list[
 
 
 def check_ranks(cells: list[Cell], scale: Scale) -> None:
-    """Every rank must fit the adapted matrix c_attn (3 n_embd x n_embd) of the scale's model."""
-    limit = scale.engine.model.n_embd
+    """Every rank must fit every adapted projection of the scale's model (``ModelSpec.max_rank``)."""
+    limit = scale.engine.model.max_rank()
     bad = sorted({c.rank for c in cells if c.rank is not None and c.rank > limit})
     if bad:
         raise ValueError(
-            f"--ranks: rank(s) {bad} exceed min(n, m) = {limit} of c_attn at scale {scale.name}; use ranks <= {limit}"
+            f"--ranks: rank(s) {bad} exceed min(n, m) = {limit} of the adapted projections at scale {scale.name}; "
+            f"use ranks <= {limit}"
         )
 
 

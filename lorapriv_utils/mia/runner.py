@@ -345,7 +345,7 @@ class Runner:
             "spec": spec,
             "key": key_of(spec),
             "config": json.loads(json.dumps(self.config)),  # as the record reads back (tuples become lists)
-            "model": {**asdict(self.engine.model), "base": base_info},
+            "model": {**self.engine.model.identity(), "base": base_info},
             "versions": package_versions(),
             "runtime": runtime(),
             "torch_threads": torch.get_num_threads(),

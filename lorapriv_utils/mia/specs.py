@@ -59,7 +59,7 @@ def base_spec(engine: EngineScale) -> dict:
             "revision": engine.model.hub_revision,
             "context": engine.model.block_size,
         }
-    return {"model": asdict(engine.model), "seed": BASE_SEED, "pretraining_corpus": pretraining_corpus_digest()}
+    return {"model": engine.model.identity(), "seed": BASE_SEED, "pretraining_corpus": pretraining_corpus_digest()}
 
 
 def data_spec(engine: EngineScale, dataset: str, corpus: dict) -> dict:
