@@ -33,7 +33,7 @@ help:
 	@echo "make bench         performance ratios, measured side by side"
 	@echo "make status        whether each committed result is current, stale, damaged or missing (seconds)"
 
-$(STAMP): pyproject.toml requirements.lock tools/bootstrap.py
+$(STAMP): pyproject.toml requirements.lock requirements-pretrained.txt tools/bootstrap.py
 	@command -v python3 >/dev/null || { echo "lorapriv setup: python3 not found; install Python 3.11+ with venv and pip" >&2; exit 2; }
 	@python3 tools/bootstrap.py
 	@touch $@

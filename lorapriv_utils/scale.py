@@ -24,7 +24,8 @@ DEFAULT_SCALE = "cpu-small"
 @dataclass(frozen=True)
 class ModelSpec:
     """Architecture and pre-training budget of a small base model (``hub_id`` set: load it instead, at
-    ``hub_revision`` when given; the commit loaded is recorded either way)."""
+    ``hub_revision`` when given, the commit loaded recorded either way; ``gguf`` set: load that pretrained
+    file, whose architecture the other fields must describe)."""
 
     n_layer: int = 2
     n_embd: int = 64
@@ -39,6 +40,7 @@ class ModelSpec:
     family: str = "gpt2"  # the architecture (``lorapriv_utils.mia.families``): "gpt2" or "llama"
     n_kv_head: int | None = None  # key and value heads (Llama's grouped-query attention; None: n_head)
     n_inner: int | None = None  # the MLP's width (None: 4 n_embd)
+    gguf: str | None = None  # a pretrained GGUF source (``lorapriv_utils.mia.pretrained.SOURCES``): load it instead
 
     def identity(self) -> dict:
         """The fields as keys and manifests record them.  Fields added after records were made are left out
@@ -53,7 +55,7 @@ class ModelSpec:
         return self.n_embd
 
 
-_ADDED_FIELDS = {"family": "gpt2", "n_kv_head": None, "n_inner": None}
+_ADDED_FIELDS = {"family": "gpt2", "n_kv_head": None, "n_inner": None, "gguf": None}
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ class EngineScale:
             long texts (e-mails, abstracts: ten to twenty times a PTB line) get fewer texts per part, so
             that each dataset costs about the same training time (see :meth:`texts_per_part`).
         max_validation_texts: texts kept for validation perplexity (None: all).
+        max_windows_per_text: context windows kept of each text, from its start (None: all): a long text
+            (an e-mail, an abstract) cut to its beginning, so that every text costs the same.
         synthetic_count: size of the synthetic e-mail corpus.
         bootstrap_resamples: bootstrap resamples behind every confidence interval.
         dp: DP-SGD settings.
@@ -128,6 +132,7 @@ class EngineScale:
     max_texts_per_part: int | None = 1500
     part_caps: tuple[tuple[str, int], ...] = ()
     max_validation_texts: int | None = 500
+    max_windows_per_text: int | None = None
     synthetic_count: int = 1200
     bootstrap_resamples: int = 200
     dp: DPConfig = field(default_factory=DPConfig)
@@ -136,6 +141,8 @@ class EngineScale:
     def __post_init__(self) -> None:
         if any(not cap >= 1 for _, cap in self.part_caps):
             raise ValueError(f"part_caps must be positive text counts, got {self.part_caps}")
+        if self.max_windows_per_text is not None and self.max_windows_per_text < 1:
+            raise ValueError(f"max_windows_per_text must be at least 1 (None: all), got {self.max_windows_per_text}")
 
     def texts_per_part(self, dataset: str) -> int | None:
         """How many texts of ``dataset`` each of members, auxiliary and non-members keeps (None: all)."""
@@ -235,6 +242,37 @@ SCALES: dict[str, Scale] = {
             part_caps=(("enron", 400), ("pubmed", 300)),
             max_validation_texts=500,
             synthetic_count=4500,
+            bootstrap_resamples=500,
+        ),
+    ),
+    "cpu-pretrained": Scale(
+        name="cpu-pretrained",
+        description="a real pretrained language model offline (SmolLM2-135M-Instruct, not GPT-2) on PTB, Enron, "
+        "PubMed: hours on 2 cores, its records committed",
+        mc_draws=400_000,
+        mc_chunk=200_000,
+        # SmolLM2-135M-Instruct (lorapriv_utils.mia.pretrained): Llama architecture, 30 blocks of width 576, 9
+        # query and 3 key/value heads, GPT-2's size class (134.5M parameters against 124.4M), its 4-bit GGUF
+        # weights dequantised to float32.  Each text is cut to its first 128-token window, so that an e-mail
+        # or an abstract costs one window.  LoRA and the adapters sit on q_proj and v_proj.
+        engine=EngineScale(
+            model=ModelSpec(
+                n_layer=30,
+                n_embd=576,
+                n_head=9,
+                n_kv_head=3,
+                n_inner=1536,
+                block_size=128,
+                vocab_size=49152,
+                family="llama",
+                gguf="smollm2-135m-instruct",
+            ),
+            dense=Hparams(epochs=2, lr_grid=(1e-5, 3e-5, 1e-4), batch_size=8),
+            lora=Hparams(epochs=2, lr_grid=(3e-4, 1e-3, 3e-3), batch_size=8),
+            datasets=("ptb", "enron", "pubmed"),
+            max_texts_per_part=200,
+            max_validation_texts=100,
+            max_windows_per_text=1,
             bootstrap_resamples=500,
         ),
     ),

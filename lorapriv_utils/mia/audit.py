@@ -49,7 +49,7 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
         canaries = canary.canary_texts(prepared.texts["nonmembers"], config.canaries)
         included = canary.inclusion(config.canaries, cell.seed)
         texts = canary.with_canaries(prepared.texts["members"], canaries, included)
-        windows = models.encode_texts(tokenizer, texts, context)
+        windows = models.encode_texts(tokenizer, texts, context, work.engine.max_windows_per_text)
         lr = work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
         cfg = work.train_config(cell.method, cell.seed, lr)
         trained, stats = finetune.fine_tune(
@@ -64,7 +64,9 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
             desc=f"audit {cell.name}",
             device=work.device,
         )
-        scores = canary.audit_scores(base, trained, tokenizer, canaries, context, device=work.device)
+        scores = canary.audit_scores(
+            base, trained, tokenizer, canaries, context, work.device, work.engine.max_windows_per_text
+        )
         record = {
             "schema": SCHEMA,
             "audit": canary.canary_audit(scores, included, config),

@@ -62,12 +62,15 @@ def inclusion(count: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 23]).random(count) < 0.5
 
 
-def audit_scores(base_model, target_model, tokenizer, canaries: list[str], context: int, device=None) -> np.ndarray:
-    """Loss of each canary under the base model minus under the fine-tuned model (higher: looks trained on)."""
+def audit_scores(
+    base_model, target_model, tokenizer, canaries: list[str], context: int, device=None, max_windows: int | None = None
+) -> np.ndarray:
+    """Loss of each canary under the base model minus under the fine-tuned model (higher: looks trained on), each
+    canary cut to its first ``max_windows`` context windows as the members are."""
     from .models import encode_texts
     from .training import text_losses
 
-    windows = encode_texts(tokenizer, canaries, context)
+    windows = encode_texts(tokenizer, canaries, context, max_windows)
     return text_losses(base_model, windows, device=device) - text_losses(target_model, windows, device=device)
 
 

@@ -444,16 +444,21 @@ class TextWindows:
         return int(np.sum(np.bincount(self.owner, minlength=self.n_texts) > 1))
 
 
-def text_windows(token_lists: list[list[int]], context: int) -> TextWindows:
-    """Each text's tokens in windows of at most ``context`` tokens, consecutive windows sharing one token."""
+def text_windows(token_lists: list[list[int]], context: int, max_windows: int | None = None) -> TextWindows:
+    """Each text's tokens in windows of at most ``context`` tokens, consecutive windows sharing one token; with
+    ``max_windows``, only each text's first windows (a long text cut to its beginning)."""
     if context < 2:
         raise ValueError(f"context must be at least 2, got {context}")
+    if max_windows is not None and max_windows < 1:
+        raise ValueError(f"max_windows must be at least 1 (None: every window), got {max_windows}")
     rows, owner = [], []
     for t, tokens in enumerate(token_lists):
         if len(tokens) < 2:
             raise ValueError(f"text {t} has {len(tokens)} token(s); a text needs at least 2 to be scored")
         start = 0
-        while start < len(tokens) - 1:
+        kept = 0
+        while start < len(tokens) - 1 and (max_windows is None or kept < max_windows):
+            kept += 1
             rows.append(tokens[start : start + context])
             owner.append(t)
             start += context - 1

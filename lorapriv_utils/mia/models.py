@@ -54,12 +54,13 @@ def encode_blocks(tokenizer: PreTrainedTokenizerFast, texts: list[str], block_si
     return blocks(ids, block_size)
 
 
-def encode_texts(tokenizer: PreTrainedTokenizerFast, texts: list[str], context: int):
-    """Each text tokenized, closed by end-of-text, cut into windows of the context (``data.TextWindows``)."""
+def encode_texts(tokenizer: PreTrainedTokenizerFast, texts: list[str], context: int, max_windows: int | None = None):
+    """Each text tokenized, closed by end-of-text, cut into windows of the context (``data.TextWindows``), at most
+    ``max_windows`` of them per text (None: all)."""
     from .data import text_windows
 
     ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"] if texts else []
-    return text_windows([row + [tokenizer.eos_token_id] for row in ids], context)
+    return text_windows([row + [tokenizer.eos_token_id] for row in ids], context, max_windows)
 
 
 def small_config(spec: ModelSpec, vocab_size: int, eos_id: int):
@@ -119,6 +120,10 @@ def pretrained_base(
     the model came from the cache.
     """
     spec, scale_name = scale.engine.model, scale.name
+    if spec.gguf:
+        from . import pretrained
+
+        return pretrained.load(spec, Path(directory or cache_dir()), progress)
     if spec.hub_id:
         model, tokenizer = load_hub_model(spec.hub_id, spec.hub_revision, spec.family)
         commit = getattr(model.config, "_commit_hash", None)  # what the hub served: the manifest names the weights

@@ -196,7 +196,10 @@ def prepare_dataset(
     parts = _parts(name, split, engine)
     hashes = {part: data_mod.texts_digest(texts) for part, texts in parts.items()}  # of the texts actually used
     return PreparedData(
-        **{part: models.encode_texts(tokenizer, texts, context) for part, texts in parts.items()},
+        **{
+            part: models.encode_texts(tokenizer, texts, context, engine.max_windows_per_text)
+            for part, texts in parts.items()
+        },
         split_hashes=hashes,
         dedup=split.dedup,
         provenance=corpus.provenance,

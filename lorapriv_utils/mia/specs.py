@@ -53,6 +53,16 @@ def pretraining_corpus_digest() -> str:
 def base_spec(engine: EngineScale) -> dict:
     """The base model's identity: a hub model by its id (and revision), a CPU scale's by its architecture,
     pre-training budget, seed and corpus."""
+    if engine.model.gguf:
+        from .pretrained import get
+
+        return {
+            "gguf": engine.model.gguf,
+            "sha256": get(engine.model.gguf).sha256,
+            "context": engine.model.block_size,
+            "numerics": numerics("gguf-dequantisation"),
+            "dequantiser": package_versions(("gguf",)),  # transformers' loader reads the file through it
+        }
     if engine.model.hub_id:
         return {
             "hub_id": engine.model.hub_id,
@@ -68,6 +78,7 @@ def data_spec(engine: EngineScale, dataset: str, corpus: dict) -> dict:
         "corpus": corpus,
         "texts_per_part": engine.texts_per_part(dataset),
         "max_validation_texts": engine.max_validation_texts,
+        "max_windows_per_text": engine.max_windows_per_text,  # None (every window) leaves the key as it was
     }
 
 
