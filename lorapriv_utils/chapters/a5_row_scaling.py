@@ -510,9 +510,9 @@ def _label(record: dict) -> str:
 
 
 def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
-    from ..mia.matching import fast_auc
+    from ..mia.metrics import roc_auc
 
-    return fast_auc(-scores[included], -scores[~included])  # a higher score says "trained on"
+    return roc_auc(-scores[included], -scores[~included])  # a higher score says "trained on"
 
 
 def _audited(records: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -214,7 +214,7 @@ def load_frontier(scale: Scale, datasets: list[str] | None = None) -> dict:
 
 def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     """Every checkpoint of every variant: learning rate, epoch, perplexity, AUC and TPR at 1% FPR."""
-    from ..mia import matching
+    from ..mia import metrics as mia_metrics
 
     rows = []
     for dataset, by_variant in curves.items():
@@ -228,8 +228,8 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
                         "lr": np.nan if p.lr is None else p.lr,
                         "epoch": p.epoch,
                         "ppl": p.perplexity,
-                        "auc": matching.fast_auc(m, n),
-                        "tpr1": matching.fast_tpr(m, n, 0.01),
+                        "auc": mia_metrics.roc_auc(m, n),
+                        "tpr1": mia_metrics.tpr_at_fpr(m, n, 0.01).tpr,
                         "epsilon": np.nan if p.epsilon is None else p.epsilon,
                     }
                 )

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import roc_auc_score
 
 from ..ledger import Claim, check_bound, check_close
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
@@ -42,11 +41,13 @@ def attack_table(cases: list[tuple[int, int, int, int, str]], scale: Scale) -> p
 def _scored(res: dict[str, np.ndarray], name: str) -> dict:
     """How well attack ``name``'s scores tell ``res["member"]`` apart: trials, AUC, perfect separation, and the
     95% lower bounds on total variation and on epsilon."""
+    from ..mia.metrics import roc_auc
+
     member, score = res["member"], res[name]
     s_in, s_out = score[member], score[~member]
     return {
         "trials": member.size,
-        "auc": float(roc_auc_score(member, score)),
+        "auc": roc_auc(-s_in, -s_out),  # a higher score says "in"; a signal is lower for members
         "separated": bool(s_in.min() > s_out.max()),
         "tv_low": audit.tv_lower_bound(s_in, s_out),
         "eps_low": audit.audit_scores(s_in, s_out).epsilon_low,

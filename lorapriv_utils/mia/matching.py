@@ -24,12 +24,12 @@ separate validation part) and training is not repeated (one seed).  Torch-free.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from . import metrics as mia_metrics
 from .report import read_record
 
 ATTACKS = ("reference", "loss", "minkpp")  # eq. 24's calibrated attack, the loss attack, Min-K%++
@@ -133,27 +133,11 @@ def load_curves(folder: Path, seed: int = 0) -> dict[str, Curve]:
     return curves
 
 
-def fast_auc(members: np.ndarray, nonmembers: np.ndarray) -> float:
-    """ROC AUC with lower signal = member (ties count 1/2), by sorting the non-members once."""
-    n_sorted = np.sort(nonmembers)
-    above = n_sorted.size - np.searchsorted(n_sorted, members, side="right")
-    ties = np.searchsorted(n_sorted, members, side="right") - np.searchsorted(n_sorted, members, side="left")
-    return float((above + 0.5 * ties).sum() / (members.size * n_sorted.size))
-
-
-def fast_tpr(members: np.ndarray, nonmembers: np.ndarray, alpha: float) -> float:
-    """TPR at FPR strictly below ``alpha`` (paper A's rule, as ``metrics.tpr_at_fpr``)."""
-    n_sorted = np.sort(nonmembers)
-    allowed = math.ceil(alpha * n_sorted.size) - 1
-    gamma = n_sorted[allowed] if allowed < n_sorted.size else np.inf
-    return float(np.mean(members < gamma))
-
-
 def metric_value(metric: str, members: np.ndarray, nonmembers: np.ndarray) -> float:
     if metric == "auc":
-        return fast_auc(members, nonmembers)
+        return mia_metrics.roc_auc(members, nonmembers)
     if metric.startswith("tpr@"):
-        return fast_tpr(members, nonmembers, float(metric[4:]))
+        return mia_metrics.tpr_at_fpr(members, nonmembers, float(metric[4:])).tpr
     raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}")
 
 
