@@ -14,11 +14,13 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
 	@echo "make book-fresh    the same, after deleting the execution cache and old pages"
+	@echo "make book-validated  render from the notebooks' committed outputs, executing nothing (CI, after make test)"
+	@echo "make artefacts-check fail when the ledger or figure files differ from the committed ones"
 	@echo "make test          unit tests, notebook validation (nbval) and lint"
 	@echo "make browser-check open the built pages in headless Chromium and check them"
 	@echo "make screenshots   the same, plus key pages at desktop and phone widths in _build/screenshots"
@@ -46,6 +48,18 @@ book: $(STAMP)
 book-fresh: $(STAMP)
 	rm -rf _build
 	$(JB_BUILD)
+
+# The book from the notebooks' committed outputs, without executing them: CI runs it after `make test`,
+# whose nbval step has just executed every notebook and compared its outputs with the committed ones.
+book-validated: $(STAMP)
+	sed 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' _config.yml > _config.validated.yml
+	grep -q '^  execute_notebooks: "off"$$' _config.validated.yml
+	$(JB_BUILD) --config _config.validated.yml
+
+# What executing the notebooks writes (the ledger's verdicts, the figures) must be what is committed.
+artefacts-check:
+	@git diff --exit-code --stat -- ledger book/figures || { echo "the notebooks wrote ledger or figure files that differ from the committed ones: re-execute and commit them (make notebooks)" >&2; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- ledger book/figures); if [ -n "$$untracked" ]; then echo "the notebooks wrote files that are not committed: $$untracked" >&2; exit 1; fi
 
 test: lint unit nbval
 
