@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit nbval lint browser-check screenshots notebooks notebook bench results-a5 results-a6 results-a6-large results-a6-pretrained results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
@@ -29,6 +29,7 @@ help:
 	@echo "make results-a6    recompute §6's committed results (resumable; measured wall times: make status)"
 	@echo "make results-a6-large  recompute §6's grid at cpu-large on PTB, Enron, PubMed (DATA_DIR=../shared/data; wall times: make status)"
 	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (resumable; wall times: make status)"
+	@echo "make results-a6-pretrained  Table 1's grid on the pretrained SmolLM2-135M (DATA_DIR=../shared/data; resumable; wall times: make status)"
 	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (wall time: make status)"
 	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (wall time: make status)"
 	@echo "make results-b3    recompute DP-SGD on four weight sets and compressed DP-SGD, four noise multipliers, two seeds (resumable; wall times: make status)"
@@ -108,24 +109,33 @@ results-a6-large: $(STAMP)
 	    --data-dir $(DATA_DIR) --out results/published --shard $$i/2 --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 
+# Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), as two one-thread shards, resumable: the
+# cells committed so far (full fine-tuning and LoRA r=8 on Enron and PubMed, seed 0; wall times: make status).
+results-a6-pretrained: $(STAMP)
+	LORAPRIV_SCALE=cpu-pretrained $(BIN)/python -c "from lorapriv_utils.mia.models import pretrained_base; from lorapriv_utils.scale import current_scale; pretrained_base(current_scale(), progress=True)"
+	pids=""; for i in 0 1; do \
+	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods full,lora --ranks 8 \
+	    --seeds 0 --data-dir $(DATA_DIR) --out results/published --shard $$i/2 --threads 1 & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
+
 AUDIT = LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils audit --datasets ptb --canaries 800 --guesses 100 --epochs 16 --out results/published
 
 results-a5: $(STAMP)
-	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.multiplier results/published/multiplier/cpu-small-pretrained.json
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils multiplier results/published/multiplier/cpu-small-pretrained.json
 	$(AUDIT) --methods full
 	$(AUDIT) --methods rowscale,dpsgd --ranks 8 --noise-multiplier 0.034020690871988585
 	$(AUDIT) --methods lora --ranks 2,8,32
 	$(AUDIT) --methods dpsgd --ranks 8
 
 results-b1: $(STAMP)
-	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.alignment results/published/alignment/cpu-small-pretrained.json
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils alignment results/published/alignment/cpu-small-pretrained.json
 
 results-b2: $(STAMP)
-	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.whitebox results/published/whitebox/cpu-small.json
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils whitebox results/published/whitebox/cpu-small.json
 
 results-b3: $(STAMP)
 	pids=""; for i in 0 1; do \
-	  LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils.mia.dp_compare --out results/published \
+	  LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils dp-compare --out results/published \
 	    --seeds 0,1 --shard $$i/2 --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 

@@ -38,6 +38,15 @@ CATALOGUE = (
     Entry("lira", "cpu-small/lira/*/*.json", "lira", "cpu-small", "results-a6", "a6_membership", True),
     Entry("audit", "cpu-small/audit/*/*.json", "audit", "cpu-small", "results-a5", "a5_row_scaling"),
     Entry("grid-large", "cpu-large/*/*.json", "cell", "cpu-large", "results-a6-large", "a6_membership", True),
+    Entry(
+        "grid-pretrained",
+        "cpu-pretrained/*/*.json",
+        "cell",
+        "cpu-pretrained",
+        "results-a6-pretrained",
+        "a6_membership",
+        True,
+    ),
     Entry("dp-compare", "dp_compare/cpu-small/*/*.json", "dp-compare", "cpu-small", "results-b3", "b3_noisy_variants"),
     Entry(
         "multiplier", "multiplier/cpu-small-pretrained.json", "multiplier", "cpu-small", "results-a5", "a5_row_scaling"

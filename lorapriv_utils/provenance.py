@@ -105,7 +105,7 @@ def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) 
     from .scale import current_scale
 
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
+    if len(args) != 1 or args[0].startswith("-"):
         raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
     record = seal(make_record(), measurement_spec(kind, current_scale()))
     atomic_write_text(args[0], json.dumps(record, indent=1, sort_keys=True) + "\n")

@@ -38,7 +38,7 @@ NUMERICS = {
     "corpus-split": 1,  # data.split_corpus: de-duplication, validation cut, shuffle, the three parts, caps
     "tokenizer": 1,  # tokenization: the BPE vocabulary trained offline, text windows
     "base-pretraining": 1,  # models.pretrained_base: the CPU scales' base model
-    "gguf-dequantisation": 1,  # pretrained.load: a GGUF file dequantised to float32 by transformers' loader
+    "gguf-dequantisation": 1,  # pretrained.load: a GGUF dequantised to float32 (tripwire: test_pretrained's pin)
     "training-loop": 1,  # training.run_training: data order, AdamW or SGD, linear schedule
     "text-scores": 1,  # training.text_scores / text_losses / row_sums: per-text losses, Min-K%++, perplexity
     "lr-sweep": 1,  # the learning-rate rule: each rate on the auxiliary part, lowest validation perplexity
@@ -63,18 +63,8 @@ NUMERICS = {
     "rowscale-cost": 1,  # row scaling's time and memory against LoRA-FA (a measurement, not a number to pin)
 }
 
-# The components every trained cell uses, and those each method adds.
+# The components every trained cell uses (each method adds its own: ``mia.methods.Method.components``).
 ENGINE_COMPONENTS = ("corpus-split", "tokenizer", "base-pretraining", "training-loop", "text-scores")
-METHOD_COMPONENTS = {
-    "full": ("full",),
-    "adapter": ("adapter",),
-    "lora": ("lora",),
-    "lorafa": ("lora", "lorafa"),
-    "flora": ("lora", "flora"),
-    "dpsgd": ("lora", "dpsgd"),
-    "rowscale": ("lora", "lorafa", "rowscale"),
-    "compressed": ("adapter", "dpsgd", "compressed"),
-}
 
 KEY_DIGITS = 16
 
@@ -118,13 +108,6 @@ def numerics(*components: str) -> dict[str, int]:
     if unknown:
         raise KeyError(f"no numerics version for {', '.join(unknown)}: declare it in lorapriv_utils.store.NUMERICS")
     return {c: NUMERICS[c] for c in sorted(set(components))}
-
-
-def method_numerics(method: str, *extra: str) -> dict[str, int]:
-    """The numerics versions a trained cell of ``method`` depends on, plus ``extra`` components."""
-    if method not in METHOD_COMPONENTS:
-        raise KeyError(f"method {method!r} declares no numerics components: add it to store.METHOD_COMPONENTS")
-    return numerics(*ENGINE_COMPONENTS, *METHOD_COMPONENTS[method], *extra)
 
 
 def changed_parts(stored: dict, current: dict) -> list[str]:

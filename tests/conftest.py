@@ -23,6 +23,13 @@ def tiny_scale() -> Scale:
     return Scale(name="test", description="unit tests", mc_draws=4000, mc_chunk=1500, seed=7)
 
 
+@pytest.fixture(scope="session")
+def engine_cache(tmp_path_factory) -> Path:
+    """One base-model cache for the test session (``LORAPRIV_CACHE_DIR``): each tiny base model is pre-trained
+    once, by whichever test needs it first, and loaded from the cache by the others (entries are keyed by spec)."""
+    return tmp_path_factory.mktemp("engine-cache")
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO

@@ -96,13 +96,13 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(tmp_path_factory, engine_cache):
     root = tmp_path_factory.mktemp("book")
     (root / "ledger").mkdir()
     (root / "ledger" / "claims.yml").write_text((ledger.ledger_dir() / "claims.yml").read_text())
     patch = pytest.MonkeyPatch()
     patch.setitem(SCALES, "cpu-small", SCALE)
-    patch.setenv(models.CACHE_ENV_VAR, str(root / "cache"))
+    patch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     patch.setenv(ledger.LEDGER_ENV_VAR, str(root / "ledger"))
     out = root / "results" / "published"
     work = runner.Runner(SCALE, out, progress=False, device="cpu")

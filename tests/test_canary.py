@@ -45,9 +45,9 @@ def test_bad_audit_settings(kwargs, match):
 
 
 @pytest.mark.slow
-def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys):
+def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, engine_cache):
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
     cell = runner.Cell("synthetic-email", "dpsgd", 2, 0)
     config = canary.CanaryConfig(canaries=40, guesses_each_side=5)

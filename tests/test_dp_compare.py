@@ -77,8 +77,8 @@ def test_a_full_model_dp_step_is_the_clipped_mean_of_per_text_gradients(make_bas
 
 
 @pytest.mark.slow
-def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch):
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch, engine_cache):
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     work = Runner(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
     cells = [
         dp_compare.DPCell("full", 1.0),

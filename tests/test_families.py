@@ -120,11 +120,11 @@ def test_the_gpt2_default_keys_are_unchanged():
 
 
 @pytest.fixture(scope="module")
-def llama_work(tmp_path_factory):
-    """One runner at the tiny Llama scale: its base pre-trained once for the module."""
+def llama_work(tmp_path_factory, engine_cache):
+    """One runner at the tiny Llama scale, its base in the session's cache."""
     folder = tmp_path_factory.mktemp("llama")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(models.CACHE_ENV_VAR, str(folder / "cache"))
+        patch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
         yield runner.Runner(ddp_driver.LLAMA_SCALE, folder / "out", progress=False, device="cpu")
 
 

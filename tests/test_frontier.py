@@ -13,9 +13,9 @@ SCALE = ddp_driver.SCALE
 
 
 @pytest.fixture(autouse=True)
-def tiny_model(monkeypatch, tmp_path):
+def tiny_model(monkeypatch, tmp_path, engine_cache):
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
 
 
 def test_variants_and_their_parsing():

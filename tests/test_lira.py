@@ -50,9 +50,9 @@ def test_halves_are_seeded_distinct_halves():
 
 
 @pytest.mark.slow
-def test_references_of_a_finished_cell(tmp_path, monkeypatch, capsys):
+def test_references_of_a_finished_cell(tmp_path, monkeypatch, capsys, engine_cache):
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     out = tmp_path / "out"
     argv = ["--datasets", "synthetic-email", "--methods", "lora", "--ranks", "2", "--out", str(out)]
     argv += ["--no-progress", "--threads", "1"]

@@ -89,3 +89,26 @@ def test_zlib_and_min_k_plus_plus_signals():
     assert mm.minkpp_signal(np.array([1.0, -2.0])).tolist() == [-1.0, 2.0]
     with pytest.raises(ValueError, match="one text per loss"):
         mm.zlib_signal(np.array([1.0]), texts)
+
+
+def test_every_registered_attack_says_member_where_training_lowered_the_loss():
+    """Members' losses (and Min-K%++ scores' opposite) shifted the way training shifts them: every attack's AUC
+    is above 1/2; with no shift, about 1/2."""
+    rng = np.random.default_rng(3)
+    texts = {part: [f"report {k:04d} on the market" for k in range(400)] for part in ("members", "nonmembers")}
+
+    def scores(shift):
+        out = {}
+        for part, delta in (("members", shift), ("nonmembers", 0.0)):
+            reference = rng.normal(3.0, 0.3, 400)
+            out[f"{part}_reference"] = reference
+            out[f"{part}_target"] = reference - delta + rng.normal(0, 0.05, 400)
+            out[f"{part}_minkpp"] = delta + rng.normal(0, 0.3, 400)
+        return out
+
+    assert list(mm.ATTACKS) == ["reference", "loss", "zlib", "minkpp"]  # the order of a cell's bootstrap stream
+    for name, attack in mm.ATTACKS.items():
+        shifted, flat = scores(0.3), scores(0.0)
+        auc = mm.roc_auc(attack.signals(shifted, texts, "members"), attack.signals(shifted, texts, "nonmembers"))
+        null = mm.roc_auc(attack.signals(flat, texts, "members"), attack.signals(flat, texts, "nonmembers"))
+        assert auc > 0.6 and abs(null - 0.5) < 0.08, name

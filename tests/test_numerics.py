@@ -150,12 +150,13 @@ def _same(pinned, measured) -> bool:
 
 
 def test_every_tripwire_component_is_declared_and_every_method_has_a_tripwire():
-    from lorapriv_utils.store import METHOD_COMPONENTS, NUMERICS
+    from lorapriv_utils.mia.methods import REGISTRY
+    from lorapriv_utils.store import NUMERICS
 
     for components, _ in TRIPWIRES.values():
         assert set(components) <= set(NUMERICS)
     pinned_components = {c for components, _ in TRIPWIRES.values() for c in components}
-    assert {c for cs in METHOD_COMPONENTS.values() for c in cs} <= pinned_components
+    assert {c for m in REGISTRY.values() for c in m.components} <= pinned_components
 
 
 @pytest.mark.parametrize("name", sorted(TRIPWIRES))

@@ -29,9 +29,9 @@ CELLS = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic
 
 
 @pytest.fixture(autouse=True)
-def tiny_model(monkeypatch, tmp_path):
+def tiny_model(monkeypatch, tmp_path, engine_cache):
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)  # what the command line reads
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
 
 
 def _run(out, cells=CELLS, scale=SCALE, overrides=None, **kwargs):

@@ -57,8 +57,8 @@ def test_the_summary_calls_the_farther_world_in():
 
 
 @pytest.mark.slow
-def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch):
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch, engine_cache):
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
     row = whitebox.play(work, 2, game)
@@ -72,11 +72,11 @@ def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_path, monkeypatch):
+def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_path, monkeypatch, engine_cache):
     """Instruments of the fitted secret-A attack: the adversary's replay from a given A is the engine's own
     LoRA-FA run, and a release made with orthonormal A (K = I, the fit's start) is matched at once in the
     "out" world and not in the "in" world."""
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
     base, members = work.base()[0], work.dataset("ptb", 0).members

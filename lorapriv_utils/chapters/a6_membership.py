@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from ..ledger import Check, Claim, check_bound
+from ..mia.methods import labels as method_labels
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -67,8 +68,7 @@ PAPER_TABLE1 = pd.DataFrame(
     ],
     columns=["dataset", "variant", "ppl", "auc_pct", "tpr1_pct", "tpr001_pct"],
 )
-LABELS = {"full": "full fine-tuning", "adapter": "adapter fine-tuning", "lora": "LoRA", "flora": "FLoRA"}
-LABELS |= {"dpsgd": "DP-SGD (LoRA)", "rowscale": "LoRA, row-scaled", "lorafa": "LoRA-FA"}
+LABELS = method_labels()  # the engine's registry (mia.methods)
 CONSIDERABLE = 0.05  # an AUC drop of at least this much is "considerable"
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
 ORDER = ("full", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa")

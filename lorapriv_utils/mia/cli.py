@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder with enron/ and pubmed/, to check the data part of the records made on them",
     )
     status.add_argument("--verbose", action="store_true", help="one line per record, current ones included")
+    for name, (_, what) in PRODUCERS.items():  # their own parsers read the arguments (``--help`` after the name)
+        sub.add_parser(name, help=what + f" (python -m lorapriv_utils {name} --help)", add_help=False)
     return parser
 
 
@@ -347,7 +349,23 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+# The producers of committed measurements, each with its own command line (the scale from LORAPRIV_SCALE).
+PRODUCERS = {
+    "dp-compare": ("dp_compare", "DP-SGD on four weight sets and compressed DP-SGD, with attacks (resumable)"),
+    "whitebox": ("whitebox", "the DP game against LoRA-FA's release, A known and A secret"),
+    "multiplier": ("multiplier", "section 5.1's multiplier on per-text gradients of the scale's base model"),
+    "alignment": ("alignment", "paper B's gradient alignment at the start of fine-tuning"),
+}
+
+
 def _main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in PRODUCERS:
+        import importlib
+
+        module = importlib.import_module(f"{__package__}.{PRODUCERS[argv[0]][0]}")
+        module.main(argv[1:])
+        return 0
     top = build_parser()
     args = top.parse_args(argv)
     parser = top.commands[args.command]

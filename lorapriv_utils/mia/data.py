@@ -28,8 +28,10 @@ first is predicted exactly once) and remembers which text each window belongs to
 
 from __future__ import annotations
 
+import copy
 import csv
 import datetime
+import functools
 import hashlib
 import json
 import os
@@ -323,6 +325,13 @@ def _shingles(normal: str) -> set[tuple[str, ...]]:
     return {tuple(words[k : k + SHINGLE_WORDS]) for k in range(len(words) - SHINGLE_WORDS + 1)}
 
 
+@functools.lru_cache(maxsize=8)
+def _deduplicated(texts: tuple[str, ...], threshold: float) -> tuple[list[int], dict]:
+    """:func:`deduplicate`, memoised within a process: the 5-gram index over Penn Treebank's 45k lines takes
+    seconds, and a run (or a test session) splits the same corpus for every cell and seed."""
+    return deduplicate(list(texts), threshold)
+
+
 def deduplicate(texts: list[str], threshold: float = NEAR_DUPLICATE_JACCARD) -> tuple[list[int], dict]:
     """Indices of the texts to keep (the first of each group of duplicates, in order) and counts.
 
@@ -405,7 +414,8 @@ def split_corpus(
         raise ValueError(f"fractions must be three positive numbers summing to at most 1, got {fractions}")
     given = corpus.validation or []
     pool = list(corpus.train) + list(given)
-    keep, dedup = deduplicate(pool, threshold)
+    keep, dedup = _deduplicated(tuple(pool), threshold)
+    keep, dedup = list(keep), copy.deepcopy(dedup)  # the memo's own stay unchanged
     train = [pool[k] for k in keep if k < len(corpus.train)]
     validation = [pool[k] for k in keep if k >= len(corpus.train)]
     if corpus.validation is None:  # a local corpus: validation is cut from the de-duplicated texts

@@ -36,7 +36,7 @@ import torch
 from peft import LoraConfig, get_peft_model
 
 from ..scale import DPConfig, EngineScale, RowScaleConfig
-from . import families
+from . import families, methods
 from .data import TextWindows
 from .grid import METHODS, RANKED
 from .training import EpochHook, TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
@@ -107,29 +107,31 @@ def merge_and_reset(layer: torch.nn.Module, generator: torch.Generator) -> None:
 
 
 def prepare(model: torch.nn.Module, method: str, rank: int | None = None, seed: int = 0, a_seed: int | None = None):
-    """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook.
+    """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook, from
+    the method's registry entry (``methods.REGISTRY``: which weights, A trained or frozen, A resampled).
 
     LoRA's start A comes from ``a_seed`` (default ``seed``), so that a reference model may share it: A is
     public where it stays frozen and ships with the adapter (LoRA-FA, row scaling); plain LoRA trains A and
     releases only its end point.  FLoRA's later draws of A come from ``seed + 1`` (secret)."""
     check_method(method, rank, model)
+    spec = methods.get(method)
     for p in model.parameters():
-        p.requires_grad_(method == "full")
-    if method in ("full", "adapter"):
-        if method == "adapter":
+        p.requires_grad_(spec.weights == "all")
+    if spec.weights != "lora":
+        if spec.weights == "adapted":
             for weight in families.family_of(model).adapted_weights(model):
                 weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
     peft_model = _lora(model, rank, seed if a_seed is None else a_seed)
-    if method not in ("flora", "rowscale", "lorafa"):
+    if spec.train_a:
         return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
     layers = lora_layers(peft_model)
     for layer in layers:
         layer.lora_A["default"].weight.requires_grad_(False)
-    if method in ("rowscale", "lorafa"):  # A frozen, B trained (section 5; LoRA-FA)
-        return peft_model, [layer.lora_B["default"].weight for layer in layers], None
-    generator = torch.Generator().manual_seed(seed + 1)
     trained = [layer.lora_B["default"].weight for layer in layers]
+    if not spec.resample_a:  # A frozen, B trained (section 5; LoRA-FA)
+        return peft_model, trained, None
+    generator = torch.Generator().manual_seed(seed + 1)
 
     def hook(optimizer: torch.optim.Optimizer | None = None) -> None:
         for layer in layers:
@@ -177,18 +179,27 @@ def fine_tune(
     trained, params, hook = prepare(model, method, rank, cfg.seed, a_seed)
     trained.to(device)
     stats: dict = {"method": method, "rank": rank, "trainable_parameters": int(sum(p.numel() for p in params))}
-    if method == "dpsgd":
-        from .dp import dp_train
+    trainer = TRAINERS[methods.get(method).trainer]
+    context = {
+        "rank": rank,
+        "dp": dp or DPConfig(),
+        "rowscale": rowscale or RowScaleConfig(),
+        "hook": hook,
+        "progress": progress,
+        "desc": desc,
+        "device": device,
+        "autocast_dtype": autocast_dtype,
+        "accelerator": accelerator,
+        "epoch_hook": epoch_hook,
+    }
+    trained, more = trainer(trained, params, data, cfg, **context)
+    return trained, {**stats, **more}
 
-        trained, dp_stats = dp_train(trained, params, data, cfg, dp or DPConfig(), device, progress, desc, epoch_hook)
-        return trained, {**stats, **dp_stats}
-    if method == "rowscale":  # per-text gradients: one device, like DP-SGD
-        from .rowscale import rowscale_train
 
-        trained, rs_stats = rowscale_train(
-            trained, params, data, cfg, rowscale or RowScaleConfig(), rank, device, progress, desc, epoch_hook
-        )
-        return trained, {**stats, **rs_stats}
+def _train_batch(trained, params, data: TextWindows, cfg: TrainConfig, **c) -> tuple[torch.nn.Module, dict]:
+    """The engine's training loop over batches of windows (``training.run_training``), data-parallel under an
+    accelerator."""
+    device, autocast_dtype, accelerator = c["device"], c["autocast_dtype"], c["accelerator"]
     loader = block_loader(data.ids, cfg.batch_size, cfg.seed)
     optimizer = make_optimizer(params, cfg)
     scheduler = linear_schedule(optimizer, cfg.epochs * len(loader), cfg.warmup_fraction)
@@ -196,27 +207,45 @@ def fine_tune(
     if accelerator is not None:
         trained, optimizer, loader, scheduler = accelerator.prepare(trained, optimizer, loader, scheduler)
         device, autocast_dtype, backward = accelerator.device, None, accelerator.backward  # it owns mixed precision
-    stats.update(
-        run_training(
-            trained,
-            loader,
-            optimizer,
-            scheduler,
-            cfg.epochs,
-            hook,
-            progress,
-            desc,
-            device,
-            autocast_dtype,
-            backward,
-            epoch_hook,
-        )
+    stats = run_training(
+        trained,
+        loader,
+        optimizer,
+        scheduler,
+        cfg.epochs,
+        c["hook"],
+        c["progress"],
+        c["desc"],
+        device,
+        autocast_dtype,
+        backward,
+        c["epoch_hook"],
     )
     if backward is not None:  # totals over all processes
         stats["tokens"] = int(accelerator.reduce(torch.tensor(stats["tokens"], device=device), "sum"))
         stats["final_loss"] = float(accelerator.reduce(torch.tensor(stats["final_loss"], device=device), "mean"))
         trained = accelerator.unwrap_model(trained)
     return trained, stats
+
+
+def _train_dp(trained, params, data: TextWindows, cfg: TrainConfig, **c) -> tuple[torch.nn.Module, dict]:
+    """DP-SGD over texts (``dp.dp_train``)."""
+    from .dp import dp_train
+
+    return dp_train(trained, params, data, cfg, c["dp"], c["device"], c["progress"], c["desc"], c["epoch_hook"])
+
+
+def _train_rowscale(trained, params, data: TextWindows, cfg: TrainConfig, **c) -> tuple[torch.nn.Module, dict]:
+    """Row-scaled per-text gradients (``rowscale.rowscale_train``)."""
+    from .rowscale import rowscale_train
+
+    return rowscale_train(
+        trained, params, data, cfg, c["rowscale"], c["rank"], c["device"], c["progress"], c["desc"], c["epoch_hook"]
+    )
+
+
+# How each ``methods.Method.trainer`` trains (compressed DP-SGD is run by ``dp_compare`` on its weight set).
+TRAINERS = {"batch": _train_batch, "dp": _train_dp, "rowscale": _train_rowscale}
 
 
 def default_train_config(engine: EngineScale, method: str, seed: int, lr: float | None = None) -> TrainConfig:

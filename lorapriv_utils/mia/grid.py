@@ -10,9 +10,10 @@ import math
 from dataclasses import dataclass
 
 from ..scale import Scale
+from .methods import REGISTRY
 
-METHODS = ("full", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale")
-RANKED = ("lora", "lorafa", "flora", "dpsgd", "rowscale")
+METHODS = tuple(name for name, m in REGISTRY.items() if m.grid)  # the methods the grid offers
+RANKED = tuple(name for name in METHODS if REGISTRY[name].ranked)
 REFERENCES = ("same", "full")  # eq. 24's reference: the target's own method (calibrated), or full fine-tuning
 DEFAULT_RANKS = (8, 16)  # paper A's Table 1
 DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds lorafa and rowscale

@@ -54,6 +54,43 @@ def minkpp_signal(scores: np.ndarray) -> np.ndarray:
     return -_signals(scores, "scores")
 
 
+@dataclass(frozen=True)
+class Attack:
+    """A membership-inference attack: a name (a record stores its metrics under ``<name>_attack``), a label,
+    the per-text scores it needs (``<part>_<score>`` arrays of a record's scores file; ``text``: the texts
+    themselves) and its signal, lower for members."""
+
+    name: str
+    label: str
+    needs: tuple[str, ...]
+    signal: Callable[[dict, str], np.ndarray]  # (scores and texts, part) -> the part's signals
+
+    def signals(self, scores: dict, texts: dict, part: str) -> np.ndarray:
+        return self.signal({**scores, **{f"{p}_text": t for p, t in texts.items()}}, part)
+
+
+# The attacks every grid cell reports, in the order their bootstrap intervals draw from the cell's stream.
+ATTACKS: dict[str, Attack] = {
+    a.name: a
+    for a in (
+        Attack(
+            "reference",
+            "eq. 24 (reference-calibrated loss)",
+            ("target", "reference"),
+            lambda s, part: reference_signal(s[f"{part}_target"], s[f"{part}_reference"]),
+        ),
+        Attack("loss", "loss", ("target",), lambda s, part: _signals(s[f"{part}_target"], f"{part}_target")),
+        Attack(
+            "zlib",
+            "zlib ratio",
+            ("target", "text"),
+            lambda s, part: zlib_signal(s[f"{part}_target"], s[f"{part}_text"]),
+        ),
+        Attack("minkpp", "Min-K%++", ("minkpp",), lambda s, part: minkpp_signal(s[f"{part}_minkpp"])),
+    )
+}
+
+
 def roc_auc(member_signal: np.ndarray, nonmember_signal: np.ndarray) -> float:
     """Probability that a random member has a lower signal than a random non-member (ties count 1/2)."""
     m, n = _signals(member_signal, "member_signal"), _signals(nonmember_signal, "nonmember_signal")

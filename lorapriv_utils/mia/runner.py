@@ -486,25 +486,10 @@ class Runner:
         rng = np.random.default_rng(self.seeds(cell)["bootstrap"])
         resamples = self.engine.bootstrap_resamples
         return {
-            "reference_attack": attack_metrics(
-                mia_metrics.reference_signal(scores["members_target"], scores["members_reference"]),
-                mia_metrics.reference_signal(scores["nonmembers_target"], scores["nonmembers_reference"]),
-                rng,
-                resamples,
-            ),
-            "loss_attack": attack_metrics(scores["members_target"], scores["nonmembers_target"], rng, resamples),
-            "zlib_attack": attack_metrics(
-                mia_metrics.zlib_signal(scores["members_target"], texts["members"]),
-                mia_metrics.zlib_signal(scores["nonmembers_target"], texts["nonmembers"]),
-                rng,
-                resamples,
-            ),
-            "minkpp_attack": attack_metrics(
-                mia_metrics.minkpp_signal(scores["members_minkpp"]),
-                mia_metrics.minkpp_signal(scores["nonmembers_minkpp"]),
-                rng,
-                resamples,
-            ),
+            f"{name}_attack": attack_metrics(
+                attack.signals(scores, texts, "members"), attack.signals(scores, texts, "nonmembers"), rng, resamples
+            )
+            for name, attack in mia_metrics.ATTACKS.items()
         }
 
     def refresh_metrics(self, cell: Cell, path: Path, record: dict, spec: dict) -> dict:

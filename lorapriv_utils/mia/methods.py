@@ -1,0 +1,88 @@
+"""The fine-tuning methods, one registry entry each: what a method trains, how, and what its numbers depend on.
+
+Torch-free: the command line, the specs and the status check read it.  The engine's implementations
+(``finetune.prepare`` for the weights, ``finetune.TRAINERS`` for the loop) are driven by these fields,
+so adding a method is one entry here, its numerics component (``store.NUMERICS``), a tripwire and its
+tests; a new way of training adds one trainer.
+
+Fields:
+
+* ``weights``: ``all`` (every parameter), ``adapted`` (the adapted projections themselves, at full
+  rank: ``families``), or ``lora`` (PEFT LoRA factors on the adapted projections, B = 0 and A with
+  N(0, 1/r) entries at start);
+* ``train_a``: LoRA's A trains too (plain LoRA) or stays at its random start (LoRA-FA, paper A's frozen A);
+* ``resample_a``: after every step B A is merged into the weight, B reset and A drawn afresh (FLoRA);
+* ``trainer``: ``batch`` (the engine's training loop, ``training.run_training``), ``dp`` (DP-SGD over
+  texts, ``dp.dp_train``), ``rowscale`` (paper A's row scaling of per-text gradients,
+  ``rowscale.rowscale_train``), ``compressed`` (paper B's M2, ``compressed.compressed_train``);
+* ``settings``: the engine record's field the method reads (``EngineScale.dp`` or ``.rowscale``), which
+  enters its records' specs; None for the others;
+* ``components``: the numerics components the method uses besides the engine's shared ones;
+* ``grid``: whether the grid command offers it (``compressed`` is a weight set of the DP comparison).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    label: str
+    weights: str
+    components: tuple[str, ...]
+    train_a: bool = False
+    resample_a: bool = False
+    trainer: str = "batch"
+    settings: str | None = None
+    grid: bool = True
+
+    @property
+    def ranked(self) -> bool:
+        """A method with a LoRA rank r (its factors, or its projection's rank)."""
+        return self.weights == "lora" or self.trainer == "compressed"
+
+
+REGISTRY: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("full", "full fine-tuning", "all", ("full",)),
+        Method("adapter", "adapter fine-tuning", "adapted", ("adapter",)),
+        Method("lora", "LoRA", "lora", ("lora",), train_a=True),
+        Method("lorafa", "LoRA-FA", "lora", ("lora", "lorafa")),
+        Method("flora", "FLoRA", "lora", ("lora", "flora"), resample_a=True),
+        Method("dpsgd", "DP-SGD (LoRA)", "lora", ("lora", "dpsgd"), train_a=True, trainer="dp", settings="dp"),
+        Method(
+            "rowscale",
+            "LoRA, row-scaled",
+            "lora",
+            ("lora", "lorafa", "rowscale"),
+            trainer="rowscale",
+            settings="rowscale",
+        ),
+        Method(
+            "compressed",
+            "compressed DP-SGD",
+            "adapted",
+            ("adapter", "dpsgd", "compressed"),
+            trainer="compressed",
+            settings="dp",
+            grid=False,
+        ),
+    )
+}
+WEIGHTS = ("all", "adapted", "lora")
+TRAINERS = ("batch", "dp", "rowscale", "compressed")
+
+
+def get(name: str) -> Method:
+    """The method called ``name``; a clear error lists the known ones."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; choose one of {', '.join(REGISTRY)}") from None
+
+
+def labels() -> dict[str, str]:
+    return {name: m.label for name, m in REGISTRY.items()}

@@ -1,0 +1,47 @@
+"""The method registry: every method's entry is complete and drives the engine."""
+
+import dataclasses
+
+import pytest
+
+from lorapriv_utils import store
+from lorapriv_utils.mia import finetune, grid, methods, specs
+from lorapriv_utils.scale import SCALES, EngineScale
+
+
+def test_every_entry_names_real_components_weights_trainers_and_settings():
+    engine_fields = {f.name for f in dataclasses.fields(EngineScale)}
+    for name, method in methods.REGISTRY.items():
+        assert method.name == name and method.label
+        assert set(method.components) <= set(store.NUMERICS), name
+        assert method.weights in methods.WEIGHTS and method.trainer in methods.TRAINERS, name
+        assert method.settings is None or method.settings in engine_fields, name
+        if method.grid:
+            assert method.trainer in finetune.TRAINERS, name
+    assert grid.METHODS == tuple(n for n, m in methods.REGISTRY.items() if m.grid)
+    assert "compressed" not in grid.METHODS  # a weight set of the DP comparison, trained by dp_compare
+
+
+def test_settings_enter_only_the_specs_of_the_methods_that_read_them():
+    engine = SCALES["cpu-small"].engine
+    assert set(specs.method_settings(engine, "dpsgd")) == {"dp"}
+    assert set(specs.method_settings(engine, "rowscale")) == {"rowscale"}
+    assert all(specs.method_settings(engine, m) == {} for m in ("full", "adapter", "lora", "lorafa", "flora"))
+    assert specs.method_numerics("rowscale")["rowscale"] == store.NUMERICS["rowscale"]
+    assert "dpsgd" not in specs.method_numerics("lora")
+
+
+def test_an_unknown_method_is_one_clear_error():
+    with pytest.raises(ValueError, match="unknown method 'qlora'; choose one of full"):
+        methods.get("qlora")
+
+
+def test_the_measurement_producers_run_from_the_one_command_line(capsys):
+    from lorapriv_utils.mia import cli
+
+    with pytest.raises(SystemExit, match="usage: python -m lorapriv_utils.mia.multiplier PATH.json"):
+        cli.main(["multiplier", "--help"])  # a usage line, never a measurement written to "--help"
+    with pytest.raises(SystemExit):
+        cli.main(["whitebox", "--help"])
+    assert "usage: python -m lorapriv_utils.mia.whitebox" in capsys.readouterr().out
+    assert set(cli.PRODUCERS) <= set(cli.build_parser().commands)
