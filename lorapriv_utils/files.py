@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,6 +14,23 @@ def atomic_write_text(path: Path, text: str) -> None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_folder(folder: Path):
+    """Yield a temporary folder beside ``folder``; on success it replaces ``folder`` in one rename (a cache entry
+    is whole or absent), on any error it is removed."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
+    try:
+        yield tmp
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:

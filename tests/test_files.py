@@ -47,3 +47,20 @@ def test_an_unwritable_folder_is_one_line(tmp_path):
         files.check_writable(tmp_path / "a-file" / "results")
     files.check_writable(tmp_path / "new" / "folder")
     assert list((tmp_path / "new" / "folder").iterdir()) == []  # the probe is removed
+
+
+def test_an_atomic_folder_replaces_whole_or_not_at_all(tmp_path):
+    from lorapriv_utils.files import atomic_folder
+
+    target = tmp_path / "entry"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_folder(target) as tmp:
+            (tmp / "half.txt").write_text("half")
+            raise RuntimeError("interrupted")
+    assert [p.name for p in target.iterdir()] == ["old.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["entry"]  # no temporary folder left behind
+    with atomic_folder(target) as tmp:
+        (tmp / "new.txt").write_text("new")
+    assert [p.name for p in target.iterdir()] == ["new.txt"]

@@ -20,16 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from ..files import Lock
+from ..files import Lock, atomic_folder
 from ..scale import ModelSpec, Scale
 from ..store import numerics
 from . import families, tokenization
@@ -184,15 +182,7 @@ def _pretrain_and_save(
         progress=progress,
         desc=f"pre-training {scale_name} base",
     )
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
-    try:
+    with atomic_folder(folder) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.backend_tokenizer.save(str(tmp / "tokenizer.json"))
         (tmp / "lorapriv.json").write_text(json.dumps(info, indent=1, sort_keys=True))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

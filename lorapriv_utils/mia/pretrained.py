@@ -25,14 +25,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import Lock
+from ..files import Lock, atomic_folder
 from ..scale import ModelSpec
 from ..store import numerics
 
@@ -183,18 +180,10 @@ def _dequantise_and_save(path: Path, folder: Path, info: dict, progress: bool) -
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
-    try:
+    with atomic_folder(folder) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / "lorapriv.json").write_text(json.dumps(info, indent=1, sort_keys=True))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _load_cached(folder: Path):
