@@ -110,7 +110,8 @@ results-a6-large: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 
 # Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), as two one-thread shards, resumable: the
-# cells committed so far (full fine-tuning and LoRA r=8 on Enron and PubMed, seed 0; wall times: make status).
+# first slice: full fine-tuning and LoRA r=8 on Enron and PubMed, seed 0 (what is committed, and its wall
+# times: make status).
 results-a6-pretrained: $(STAMP)
 	LORAPRIV_SCALE=cpu-pretrained $(BIN)/python -c "from lorapriv_utils.mia.models import pretrained_base; from lorapriv_utils.scale import current_scale; pretrained_base(current_scale(), progress=True)"
 	pids=""; for i in 0 1; do \
