@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -31,6 +32,26 @@ def atomic_folder(folder: Path):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def cached_entry(folder: Path, required: tuple[str, ...], load, build, what: str, rebuilding: str):
+    """``(load(folder), cached)`` for a cache entry, under the entry's lock (one process builds it, another waits
+    and loads it): a complete entry (every ``required`` file present) is loaded; a missing one is built
+    (``build()``, which writes it through :func:`atomic_folder`); a damaged one, whose ``load`` raises, is
+    reported in one line and built again.  A built entry is loaded from disk too, so that a fresh and a cached
+    run start from the same bits."""
+    folder = Path(folder)
+    with Lock(folder):
+        if all((folder / name).is_file() for name in required):
+            try:
+                return load(folder), True
+            except Exception as err:  # a truncated or edited cache entry: say so, and rebuild it
+                print(
+                    f"lorapriv: the cached {what} in {folder} is damaged ({type(err).__name__}); {rebuilding}",
+                    file=sys.stderr,
+                )
+        build()
+    return load(folder), False
 
 
 def atomic_write_bytes(path: Path, payload: bytes) -> None:

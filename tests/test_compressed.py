@@ -9,7 +9,7 @@ import pytest
 import torch
 from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
-from lorapriv_utils.mia import compressed, dp, dp_compare
+from lorapriv_utils.mia import compressed, dp, dp_compare, families
 from lorapriv_utils.mia.data import TextWindows
 from lorapriv_utils.mia.training import TrainConfig
 from lorapriv_utils.scale import DPConfig
@@ -31,7 +31,7 @@ def test_the_projection_is_unbiased_and_of_rank_r():
     total = torch.zeros_like(G)
     for _ in range(4000):
         p.grad = G.clone()
-        compressed.project([p], 3, gen, fan_in_fan_out=True)
+        compressed.project([p], 3, gen, families.GPT2)
         assert torch.linalg.matrix_rank(p.grad) <= 3
         total += p.grad
     assert float((total / 4000 - G).norm() / G.norm()) < 0.1  # E[A^T A] = I
@@ -91,7 +91,9 @@ def test_bad_inputs_say_what_to_change():
     with pytest.raises(ValueError, match="needs noise"):
         compressed.compressed_train(model, params, windows, cfg, DPConfig(0.0), rank=2)
     with pytest.raises(ValueError, match="one input width"):
-        compressed.input_width([torch.nn.Parameter(torch.zeros(3, 4)), torch.nn.Parameter(torch.zeros(5, 4))], True)
+        compressed.input_width(
+            [torch.nn.Parameter(torch.zeros(3, 4)), torch.nn.Parameter(torch.zeros(5, 4))], families.GPT2
+        )
     with pytest.raises(ValueError, match="rank"):
         compressed.check_projection_rank(0, 8)
     with pytest.raises(ValueError, match="certifies nothing"):

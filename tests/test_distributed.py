@@ -22,15 +22,15 @@ pytestmark = pytest.mark.slow
 DRIVER = Path(ddp_driver.__file__)
 
 
-def _launch(args: list[str], tmp_path: Path) -> None:
-    env = {**os.environ, models.CACHE_ENV_VAR: str(tmp_path / "cache")}
+def _launch(args: list[str], cache: Path) -> None:
+    env = {**os.environ, models.CACHE_ENV_VAR: str(cache)}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     done = subprocess.run([*command, str(DRIVER), *args], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
-def test_two_processes_train_like_one(tmp_path):
-    _launch(["finetune", str(tmp_path / "ddp.json")], tmp_path)
+def test_two_processes_train_like_one(tmp_path, engine_cache):
+    _launch(["finetune", str(tmp_path / "ddp.json")], engine_cache)
     ddp = json.loads((tmp_path / "ddp.json").read_text())
     assert ddp["num_processes"] == 2
     single = ddp_driver.fine_tune_all()
@@ -41,17 +41,17 @@ def test_two_processes_train_like_one(tmp_path):
         assert np.allclose(ddp[method]["losses"], single[method]["losses"], atol=1e-5), method
 
 
-def test_the_command_line_under_two_processes(tmp_path, monkeypatch):
+def test_the_command_line_under_two_processes(tmp_path, monkeypatch, engine_cache):
     out = tmp_path / "results"
     args = ["--datasets", "synthetic-email", "--methods", "full,lora", "--ranks", "2", "--epochs", "1", "--no-progress"]
-    _launch(["cli", "run", *args, "--device", "cpu", "--accelerate", "--out", str(out)], tmp_path)
+    _launch(["cli", "run", *args, "--device", "cpu", "--accelerate", "--out", str(out)], engine_cache)
     files = sorted((out / "cpu-small" / "synthetic-email").glob("*.json"))
     assert [f.name for f in files] == ["full-s0.json", "lora-r2-s0.json"]
     records = [json.loads(f.read_text()) for f in files]
     assert all(r["manifest"]["accelerate"]["num_processes"] == 2 for r in records)
 
     monkeypatch.setitem(SCALES, "cpu-small", ddp_driver.SCALE)
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tmp_path / "cache"))  # the base model the processes cached
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))  # the base model the processes cached
     single = runner.Runner(ddp_driver.SCALE, tmp_path / "single", progress=False, device="cpu")
     cells = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
     for record, alone in zip(records, single.run(cells), strict=True):

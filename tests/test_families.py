@@ -70,7 +70,9 @@ def test_the_paper_layout_is_the_side_that_lora_a_projects(name):
         a = layer.lora_A["default"].weight.detach().double()  # (r, m)
         b_grad = layer.lora_B["default"].weight.grad.double()  # (n, r)
         assert torch.allclose(b_grad, g @ a.T * layer.scaling["default"], rtol=1e-4, atol=1e-8)
-        assert torch.equal(family.stored(family.paper(weight)), weight)
+        assert family.input_width(weight) == g.shape[1] == a.shape[1]
+        m_g = family.paper(family.project_inputs(weight.grad.detach().double(), a))
+        assert torch.allclose(m_g, g @ a.T @ a, rtol=1e-6, atol=1e-12)  # G M in paper A's layout, either storage
         flat = weight.grad.detach().double().reshape(1, -1).numpy()  # as alignment records a gradient
         assert np.array_equal(multiplier.paper_layout(flat, weight.shape, family.fan_in_fan_out)[0], g.numpy())
 

@@ -35,10 +35,9 @@ from .per_text import per_text_train
 from .training import TrainConfig
 
 
-def input_width(params: list[torch.nn.Parameter], fan_in_fan_out: bool) -> int:
-    """The common input width d of the adapted matrices (GPT-2's Conv1D stores W as d_in x d_out
-    (``fan_in_fan_out``), a Linear as d_out x d_in)."""
-    widths = {p.shape[0 if fan_in_fan_out else -1] for p in params}
+def input_width(params: list[torch.nn.Parameter], family: families.Family) -> int:
+    """The common input width d of the adapted matrices (``Family.input_width``)."""
+    widths = {family.input_width(p) for p in params}
     if len(widths) != 1 or any(p.dim() != 2 for p in params):
         shapes = [tuple(p.shape) for p in params]
         raise ValueError(f"compressed DP-SGD needs matrices of one input width, got shapes {shapes}")
@@ -52,13 +51,13 @@ def check_projection_rank(rank: int, d: int) -> int:
     return rank
 
 
-def project(params: list[torch.nn.Parameter], rank: int, generator: torch.Generator, fan_in_fan_out: bool) -> None:
-    """Each parameter's gradient G projected on the input side by M = A^T A, with a fresh A (r x d_in, N(0, 1/r)
-    entries) per matrix: A^T (A G) in Conv1D's (in, out) layout, (G A^T) A in a Linear's (out, in)."""
+def project(params: list[torch.nn.Parameter], rank: int, generator: torch.Generator, family: families.Family) -> None:
+    """Each parameter's gradient G projected on the input side by M = A^T A (``Family.project_inputs``), with a
+    fresh A (r x d_in, N(0, 1/r) entries) per matrix."""
     for p in params:
-        d = p.shape[0 if fan_in_fan_out else -1]
+        d = family.input_width(p)
         A = torch.randn(rank, d, generator=generator, device=p.device, dtype=p.dtype) / math.sqrt(rank)
-        p.grad = A.T @ (A @ p.grad) if fan_in_fan_out else (p.grad @ A.T) @ A
+        p.grad = family.project_inputs(p.grad, A)
 
 
 def steps_for(n_texts: int, batch_size: int, epochs: int) -> tuple[float, int]:
@@ -109,8 +108,8 @@ def compressed_train(
     stats with the certificate (RDP, any difference), the tighter rank-one PLD figure and plain DP-SGD's epsilon
     at the same noise beside it."""
     device = device or torch.device("cpu")
-    fan_in_fan_out = families.family_of(model).fan_in_fan_out
-    d = input_width(params, fan_in_fan_out)
+    family = families.family_of(model)
+    d = input_width(params, family)
     check_projection_rank(rank, d)
     if not (math.isfinite(dp.noise_multiplier) and dp.noise_multiplier > 0):
         raise ValueError(f"compressed DP-SGD needs noise (sigma > 0), got sigma = {dp.noise_multiplier}")
@@ -124,7 +123,7 @@ def compressed_train(
         windows,
         cfg,
         dp,
-        lambda: project(params, rank, projection, fan_in_fan_out),
+        lambda: project(params, rank, projection, family),
         None,
         device,
         progress,

@@ -114,7 +114,7 @@ def train(
             q,
             steps,
             work.engine.dp.delta,
-            compressed.input_width(params, families.family_of(model).fan_in_fan_out),
+            compressed.input_width(params, families.family_of(model)),
             cell.rank,
         )
         settings = replace(work.engine.dp, noise_multiplier=matched["noise_multiplier"])

@@ -127,9 +127,14 @@ class Family:
         """A stored adapted weight (or its gradient) as paper A's W: n x m, output by input."""
         return weight.T if self.fan_in_fan_out else weight
 
-    def stored(self, matrix: torch.Tensor) -> torch.Tensor:
-        """Paper A's n x m layout back to the stored one (the inverse of :meth:`paper`)."""
-        return matrix.T if self.fan_in_fan_out else matrix
+    def input_width(self, weight: torch.Tensor) -> int:
+        """m, the input width of a stored adapted weight (the side LoRA's A, r x m, projects)."""
+        return int(weight.shape[0 if self.fan_in_fan_out else -1])
+
+    def project_inputs(self, G: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+        """G M with M = A^T A on the input side, in G's stored layout: A^T (A G) for GPT-2's (in, out) Conv1D,
+        (G A^T) A for an (out, in) Linear (paper A's G M either way)."""
+        return A.T @ (A @ G) if self.fan_in_fan_out else (G @ A.T) @ A
 
     def adapted_shapes(self, model: torch.nn.Module) -> list[tuple[int, int]]:
         """(n, m) of each adapted projection: its output and input widths."""

@@ -78,12 +78,6 @@ def _merged(peft_model) -> torch.nn.Module:
     return out
 
 
-def _projected(G: torch.Tensor, A: torch.Tensor, family: families.Family) -> torch.Tensor:
-    """G M (M = A^T A acting on the input side), in the stored layout of ``G``: A^T A G for GPT-2's (in, out)
-    Conv1D, G A^T A for an (out, in) Linear."""
-    return A.T @ (A @ G) if family.fan_in_fan_out else (G @ A.T) @ A
-
-
 @_quiet()
 def step_residuals(
     rank: int,
@@ -118,7 +112,7 @@ def step_residuals(
         for layer, G, b in zip(layers, grads, before, strict=True):
             delta = (layer.get_delta_weight("default").detach() - b).double()
             A = layer.lora_A["default"].weight.detach().double()  # (r, m)
-            MG = _projected(G.double(), A, family)
+            MG = family.project_inputs(G.double(), A)
             c = float((delta * MG).sum() / (MG * MG).sum())  # the best multiple
             worst = max(worst, float(torch.linalg.norm(delta - c * MG) / torch.linalg.norm(delta)))
         out.append(worst)
@@ -145,7 +139,7 @@ def sgd_scale(
     opt.step()
     delta = layer.get_delta_weight("default").detach().double()
     A = layer.lora_A["default"].weight.detach().double()
-    MG = _projected(G, A, families.family_of(model))
+    MG = families.family_of(model).project_inputs(G, A)
     return float((delta * MG).sum() / (MG * MG).sum()), -lr * s * s
 
 

@@ -20,14 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from ..files import Lock, atomic_folder
+from ..files import atomic_folder, cached_entry
 from ..scale import ModelSpec, Scale
 from ..store import numerics
 from . import families, tokenization
@@ -136,19 +135,15 @@ def pretrained_base(
         "spec": spec.identity(),
         "seed": seed,
     }
-    with Lock(folder):  # one process pre-trains an entry; another waits for it, then loads it
-        if (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file():
-            try:
-                return (*_load_cached(folder, spec.family), {**info, "cached": True})
-            except Exception as err:  # a truncated or edited cache entry: say so, and rebuild it
-                print(
-                    f"lorapriv: the cached base model in {folder} is damaged ({type(err).__name__}); "
-                    "pre-training it again",
-                    file=sys.stderr,
-                )
-        _pretrain_and_save(spec, corpus, seed, folder, info, progress, scale_name)
-    # Always use the weights as stored: a fresh run and a cached run then start from identical bits.
-    return (*_load_cached(folder, spec.family), {**info, "cached": False})
+    (model, tokenizer), cached = cached_entry(
+        folder,
+        ("model.safetensors", "tokenizer.json"),
+        lambda f: _load_cached(f, spec.family),
+        lambda: _pretrain_and_save(spec, corpus, seed, folder, info, progress, scale_name),
+        "base model",
+        "pre-training it again",
+    )
+    return model, tokenizer, {**info, "cached": cached}
 
 
 def _load_cached(folder: Path, family: str) -> tuple[torch.nn.Module, PreTrainedTokenizerFast]:

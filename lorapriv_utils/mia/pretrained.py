@@ -25,11 +25,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import Lock, atomic_folder
+from ..files import atomic_folder, cached_entry
 from ..scale import ModelSpec
 from ..store import numerics
 
@@ -130,35 +129,27 @@ def check_spec(config, spec: ModelSpec, source: GGUFSource) -> None:
 def load(spec: ModelSpec, directory: Path, progress: bool = False):
     """(model, tokenizer, info) of the GGUF source ``spec.gguf``: dequantised once, cached, checked."""
     source = get(spec.gguf)
-    folder = Path(directory) / f"gguf-{source.name}-{cache_key(source)}"
+    key = cache_key(source)
+    folder = Path(directory) / f"gguf-{source.name}-{key}"
     info = {
         "source": f"gguf:{source.name}",
         "sha256": source.sha256,
         "license": source.license,
-        "cache_key": cache_key(source),
+        "cache_key": key,
         "path": str(folder),
         "spec": spec.identity(),
     }
-    with Lock(folder):
-        cached = (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
-        if cached:
-            try:
-                model, tokenizer = _load_cached(folder)
-            except Exception as err:  # a truncated or edited cache entry: say so, and rebuild it
-                print(
-                    f"lorapriv: the cached {source.name} in {folder} is damaged ({type(err).__name__}); "
-                    "dequantising it again",
-                    file=sys.stderr,
-                )
-            else:
-                check_spec(model.config, spec, source)
-                return model, tokenizer, {**info, "cached": True}
+
+    def build() -> None:
         path = locate(source)
         check_file(source, path)
         _dequantise_and_save(path, folder, info, progress)
-    model, tokenizer = _load_cached(folder)
+
+    (model, tokenizer), cached = cached_entry(
+        folder, ("model.safetensors", "tokenizer.json"), _load_cached, build, source.name, "dequantising it again"
+    )
     check_spec(model.config, spec, source)
-    return model, tokenizer, {**info, "cached": False}
+    return model, tokenizer, {**info, "cached": cached}
 
 
 def _dequantise_and_save(path: Path, folder: Path, info: dict, progress: bool) -> None:
