@@ -487,3 +487,49 @@ def test_every_option_of_every_command_has_help():
             if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
                 continue
             assert action.help, f"`{name} {'/'.join(action.option_strings) or action.dest}` has no help text"
+
+
+def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch):
+    """The expensive unit is one trained model's scores: widening LoRA's grid by a rate trains that rate
+    alone (and the target, if the new rate wins), and the record equals a fresh run's on the wider grid."""
+    from lorapriv_utils.mia import finetune
+
+    trained = []
+    real_fine_tune = finetune.fine_tune
+
+    def spy(model, method, data, cfg, *args, **kwargs):
+        trained.append((" aux " in kwargs.get("desc", ""), cfg.lr))
+        return real_fine_tune(model, method, data, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(finetune, "fine_tune", spy)
+    cell = CELLS[1:]
+    first = _run(tmp_path / "reused", cell)[0]
+    new_rate = 1e-1
+    lora = replace(SCALE.engine.lora, lr_grid=(*SCALE.engine.lora.lr_grid, new_rate))
+    wider = replace(SCALE, engine=replace(SCALE.engine, lora=lora))
+    trained.clear()
+    reused = _run(tmp_path / "reused", cell, wider)[0]
+    reused_training = list(trained)
+    trained.clear()
+    fresh = _run(tmp_path / "fresh", cell, wider)[0]
+    assert len(trained) == len(lora.lr_grid) + 1  # the control: a fresh run trains every rate and the target
+    assert reused_training[0] == (True, new_rate) and all(lr == new_rate for _, lr in reused_training)
+    won = fresh["manifest"]["train_config"]["lr"] == new_rate
+    assert len(reused_training) == (2 if won else 1)  # the target is trained again only at a new rate
+    assert reused["metrics"] == fresh["metrics"]
+    path = tmp_path / "reused" / "cpu-small" / "synthetic-email" / "lora-r2-s0.json"
+    fresh_path = tmp_path / "fresh" / "cpu-small" / "synthetic-email" / "lora-r2-s0.json"
+    stored, again = runner.read_scores(runner.scores_path(path)), runner.read_scores(runner.scores_path(fresh_path))
+    assert all(np.array_equal(stored[k], again[k]) for k in again)
+    note = reused["manifest"]["reused"]
+    assert note["rates"] == sorted(SCALE.engine.lora.lr_grid) and note["target"] is not won
+    assert note["from_key"] == first["manifest"]["key"] and reused["manifest"]["key"] == fresh["manifest"]["key"]
+    assert note["wall_seconds"] == pytest.approx(first["manifest"]["wall_seconds"])
+    trained.clear()
+    _run(tmp_path / "reused", cell, wider)  # now current: nothing trains
+    assert trained == []
+
+    # anything else changed with the grid: nothing is reused
+    spec = runner.Runner(wider, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
+    assert runner.earlier_work(fresh_path, spec) is None
+    assert runner.earlier_work(tmp_path / "missing.json", spec) is None

@@ -24,8 +24,10 @@ per-text scores beside it (``.scores.npz``, covered by the checksum).  A rerun s
 when its files are intact and its key matches that of its spec (``specs.cell_spec``: the method and
 its settings, the corpus's digest and caps, the base model, the numerics versions of the components
 it uses and the versions of the packages that compute; ``lorapriv_utils.store``).  Otherwise the
-cell is recomputed, and one line says which part, and which fields, changed.  ``shard=(i, n)``
-runs every n-th cell starting at i.
+cell is recomputed, and one line says which part, and which fields, changed.  When only the
+learning-rate grid changed, the rates the old record swept are not trained again, nor its reference
+and target when their rate wins again (``earlier_work``); the manifest's ``reused`` says what was
+taken over.  ``shard=(i, n)`` runs every n-th cell starting at i.
 """
 
 from __future__ import annotations
@@ -135,6 +137,61 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
         tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); recomputing it")
         return None
     return record
+
+
+TARGET_SCORES = {
+    "members": ("members_target", "members_minkpp"),
+    "nonmembers": ("nonmembers_target", "nonmembers_minkpp"),
+}
+GRID_FIELD = "method.lr_rule.grid"
+
+
+def earlier_work(path: Path, spec: dict) -> dict | None:
+    """What an intact cell record at ``path`` already trained, when it differs from ``spec`` only in its
+    learning-rate grid (and its metrics' settings, which are recomputed anyway): the validation perplexity of
+    each rate it swept, its reference model's scores and its target's scores, each tied to its rate.  None
+    otherwise, and for a reference model of another method (``reference="full"``), whose sweep is not the
+    cell's own.  The expensive unit is one trained model's scores: a widened grid trains only its new rates."""
+    if not path.is_file():
+        return None
+    try:
+        record = read_record(path)
+        scores = read_scores(scores_path(path))
+        if scores_digest(scores) != record["scores_sha256"]:
+            return None
+        manifest, metrics = record["manifest"], record["metrics"]
+        fields = spec_differences(manifest["spec"], spec)
+        if GRID_FIELD not in fields or any(f != GRID_FIELD and not f.startswith("derived.") for f in fields):
+            return None
+        if manifest["spec"]["method"].get("reference") != "same":
+            return None
+        rates = {float(row["lr"]): float(row["validation_perplexity"]) for row in metrics["lr_selection"]["sweep"]}
+        before = manifest.get("reused", {}).get("wall_seconds", 0.0)
+        return {
+            "rates": rates,
+            "reference": {
+                "lr": float(manifest["reference"]["lr"]),
+                "training": manifest["reference"]["training"],
+                "members": scores["members_reference"],
+                "nonmembers": scores["nonmembers_reference"],
+            },
+            "target": {
+                "lr": float(manifest["train_config"]["lr"]),
+                "training": {**metrics["training"], "seconds": manifest["training_seconds"]},
+                "validation_perplexity": metrics["validation_perplexity"],
+                **{
+                    part: {"loss": scores[loss], "minkpp": scores[minkpp]}
+                    for part, (loss, minkpp) in TARGET_SCORES.items()
+                },
+            },
+            "provenance": {
+                "from_key": manifest["key"],
+                "from_commit": manifest.get("git_commit"),
+                "wall_seconds": float(manifest["wall_seconds"]) + float(before),
+            },
+        }
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile):
+        return None
 
 
 def reused_or_computed(path: Path, spec: dict, compute, with_scores: bool = True) -> dict:
@@ -358,26 +415,41 @@ class Runner:
             "wall_seconds": time.perf_counter() - start,
         }
 
-    def sweep(self, name: str, method: str, rank: int | None, seed: int) -> dict:
-        """The learning-rate sweep on the auxiliary part; its winner is the calibrated reference model."""
+    def sweep(self, name: str, method: str, rank: int | None, seed: int, earlier: dict | None = None) -> dict:
+        """The learning-rate sweep on the auxiliary part; its winner is the calibrated reference model.
+
+        ``earlier`` (:func:`earlier_work`): the rates a record of the same cell under another grid trained, and
+        its reference model's scores; those rates are not trained again (a rate's model does not depend on the
+        other rates of its grid)."""
         slot = (name, method, rank, seed)
         if slot not in self._sweeps:
             prepared = self.dataset(name, seed)
+            known = earlier["rates"] if earlier else {}
             rows, best = [], None
-            for lr in self.lr_rule(method)["grid"]:
+
+            def train(lr):
                 cfg = replace(self.train_config(method, seed, lr), seed=reference_seed(seed))
                 label = f"{name} {method}{'' if rank is None else f'-r{rank}'} aux lr={lr:g}"
-                model, stats = self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label, a_seed=seed)
-                ppl = perplexity(model, prepared.validation, self.device)
-                rows.append({"lr": lr, "validation_perplexity": ppl, "training": stats})
+                return self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label, a_seed=seed)
+
+            for lr in self.lr_rule(method)["grid"]:
+                if lr in known:
+                    model, stats, ppl = None, None, known[lr]
+                else:
+                    model, stats = train(lr)
+                    ppl = perplexity(model, prepared.validation, self.device)
+                rows.append({"lr": lr, "validation_perplexity": ppl})
                 if best is None or ppl < best[0]:
                     best = (ppl, lr, model, stats)
             _, lr, model, stats = best
-            self._sweeps[slot] = {
-                "lr": lr,
-                "table": [{k: v for k, v in r.items() if k != "training"} for r in rows],
-                "reference_training": stats,
-                **{
+            reused = earlier is not None and model is None and earlier["reference"]["lr"] == lr
+            if reused:
+                scores = {part: earlier["reference"][part] for part in ("members", "nonmembers")}
+                stats = earlier["reference"]["training"]
+            else:
+                if model is None:  # an earlier rate whose model the earlier record did not keep: train it again
+                    model, stats = train(lr)
+                scores = {
                     part: text_losses(
                         model,
                         getattr(prepared, part),
@@ -386,7 +458,13 @@ class Runner:
                         desc=f"scoring {name} {method} reference, {part}",
                     )
                     for part in ("members", "nonmembers")
-                },
+                }
+            self._sweeps[slot] = {
+                "lr": lr,
+                "table": rows,
+                "reference_training": stats,
+                "reused": {"rates": sorted(r for r in known if r in {row["lr"] for row in rows}), "reference": reused},
+                **scores,
             }
         return self._sweeps[slot]
 
@@ -406,18 +484,29 @@ class Runner:
             "reference_lora_init": s,  # the public start A, shared with the target
         }
 
-    def run_cell(self, cell: Cell, spec: dict | None = None) -> dict:
+    def run_cell(self, cell: Cell, spec: dict | None = None, earlier: dict | None = None) -> dict:
+        """Train and score one cell; ``earlier`` (:func:`earlier_work`) supplies what a record of the same cell
+        under another learning-rate grid already trained: its rates, and its reference and target when the
+        rule picks their rate again."""
         start = time.perf_counter()
         prepared = self.dataset(cell.dataset, cell.seed)
         spec = spec or self.spec(cell)
-        chosen = self.sweep(cell.dataset, cell.method, cell.rank, cell.seed)
+        chosen = self.sweep(cell.dataset, cell.method, cell.rank, cell.seed, earlier)
         reference = chosen if self.reference == "same" else self.sweep(cell.dataset, "full", None, cell.seed)
         cfg = self.train_config(cell.method, cell.seed, chosen["lr"])
-        model, stats = self._fine_tune(cell.method, prepared.members, cfg, cell.rank, desc=cell.name)
-        members, nonmembers = (
-            text_scores(model, windows, device=self.device, progress=self.progress, desc=f"scoring {cell.name} {part}")
-            for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers))
-        )
+        target = earlier["target"] if earlier and earlier["target"]["lr"] == chosen["lr"] else None
+        if target is None:
+            model, stats = self._fine_tune(cell.method, prepared.members, cfg, cell.rank, desc=cell.name)
+            members, nonmembers = (
+                text_scores(
+                    model, windows, device=self.device, progress=self.progress, desc=f"scoring {cell.name} {part}"
+                )
+                for part, windows in (("members", prepared.members), ("nonmembers", prepared.nonmembers))
+            )
+            target_perplexity = perplexity(model, prepared.validation, self.device)
+        else:
+            members, nonmembers = target["members"], target["nonmembers"]
+            stats, target_perplexity = target["training"], target["validation_perplexity"]
         scores = {
             "members_target": members["loss"],
             "nonmembers_target": nonmembers["loss"],
@@ -428,7 +517,7 @@ class Runner:
         }
         metrics = {
             **self.cell_attacks(cell, scores, prepared.texts),
-            "validation_perplexity": perplexity(model, prepared.validation, self.device),
+            "validation_perplexity": target_perplexity,
             "texts": {
                 "members": prepared.members.n_texts,
                 "nonmembers": prepared.nonmembers.n_texts,
@@ -467,6 +556,13 @@ class Runner:
             "autocast": str(self.autocast),
             "training_seconds": stats["seconds"],
         }
+        if earlier is not None:
+            manifest["reused"] = {
+                **earlier["provenance"],
+                "rates": chosen["reused"]["rates"],
+                "reference": chosen["reused"]["reference"],
+                "target": target is not None,
+            }
         record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
         record["checksum"] = record_checksum(record)
         if self.accelerator is None or self.accelerator.is_main_process:
@@ -526,7 +622,12 @@ class Runner:
     def _current_or_run(self, cell: Cell) -> dict:
         spec, path = self.spec(cell), result_path(self.out, self.scale, cell)
         done = load_result(path, spec, refresh=lambda record: self.refresh_metrics(cell, path, record, spec))
-        return done if done is not None else self.run_cell(cell, spec)
+        if done is not None:
+            return done
+        earlier = earlier_work(path, spec)
+        if earlier is not None and self.progress:
+            tqdm.write(f"lorapriv: {path}: only its learning-rate grid changed; training only the rates it lacks")
+        return self.run_cell(cell, spec, earlier=earlier)
 
 
 def set_threads(threads: int | None) -> int:

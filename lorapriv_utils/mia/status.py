@@ -126,6 +126,9 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
         return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}")
     wall = record.get("manifest", {}).get("wall_seconds", record.get("wall_seconds"))
     wall = float(wall) if isinstance(wall, int | float) else None
+    earlier = record.get("manifest", {}).get("reused", {}).get("wall_seconds")  # what a wider grid did not redo
+    if wall is not None and isinstance(earlier, int | float):
+        wall += float(earlier)
     stored = record.get("manifest", {}).get("key")
     if not isinstance(stored, dict):
         return Status(name, entry.name, "stale", "it has no key: regenerate it", wall)
