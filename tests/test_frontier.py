@@ -84,6 +84,12 @@ def test_the_frontier_command(tmp_path, capsys):
     assert "2 frontier records" in capsys.readouterr().out  # the base model and one point
     folder = tmp_path / SCALE.name / "frontier" / "synthetic-email"
     assert sorted(p.name for p in folder.glob("*.json")) == ["base-s0.json", "lora-r2-lr0.01-s0.json"]
+    (folder / "base-s0.json").unlink()
+    argv = ["frontier", "--datasets", "synthetic-email", "--bases-only", "--out", str(tmp_path / "bases")]
+    assert cli.main([*argv, "--no-progress", "--threads", "1"]) == 0  # the base's epoch 0 alone: nothing trains
+    assert "1 frontier records" in capsys.readouterr().out
+    bases = tmp_path / "bases" / SCALE.name / "frontier" / "synthetic-email"
+    assert [p.name for p in bases.glob("*.json")] == ["base-s0.json"]
 
 
 @pytest.mark.parametrize(

@@ -128,3 +128,9 @@ def test_run_times_come_from_the_records_own_wall_times(published):
     assert walls["lira"] == by_hand > 0
     assert [status.format_duration(x) for x in (30, 600, 7200)] == ["30 s", "10 min", "2.0 h"]
     assert "of wall time in all" in status.report(published)
+
+
+def test_a_record_that_took_over_earlier_rates_counts_their_wall_time():
+    assert status.wall_seconds({"manifest": {"wall_seconds": 10.0, "reused": {"wall_seconds": 5.0}}}) == 15.0
+    assert status.wall_seconds({"manifest": {"wall_seconds": 10}}) == 10.0
+    assert status.wall_seconds({"wall_seconds": 3}) == 3.0 and status.wall_seconds({}) is None

@@ -125,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     frontier.add_argument(
         "--dp-rank", type=int, default=grid.FRONTIER_DP_RANK, help="rank of FLoRA and DP-SGD (default %(default)s)"
     )
+    frontier.add_argument(
+        "--bases-only",
+        action="store_true",
+        help="score only the base model on each dataset's split (the frontier's epoch 0), training nothing",
+    )
     lira = sub.add_parser(
         "lira", help="offline LiRA's reference models for finished grid cells (multi-reference attack)"
     )
@@ -212,7 +217,7 @@ def check_frontier_arguments(args: argparse.Namespace) -> tuple:
     checkpoints = grid.parse_ints("--checkpoints", args.checkpoints, 1)
     if not checkpoints or checkpoints != sorted(set(checkpoints)):
         raise ValueError(f"--checkpoints: give increasing epochs, got {args.checkpoints!r}")
-    variants = grid.plan_variants(methods, ranks, noise, args.dp_rank)
+    variants = [] if args.bases_only else grid.plan_variants(methods, ranks, noise, args.dp_rank)
     grid.check_ranks([grid.Cell("ptb", v.method, v.rank, 0) for v in variants], scale)
     datasets = sorted({c.dataset for c in cells}, key=[c.dataset for c in cells].index)
     seeds = sorted({c.seed for c in cells})

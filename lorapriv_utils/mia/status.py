@@ -39,6 +39,17 @@ class Status:
     wall_seconds: float | None = None  # the record's own measured wall time
 
 
+def wall_seconds(record: dict) -> float | None:
+    """A record's measured wall time, with that of the earlier record whose trained rates it took over (a widened
+    learning-rate grid, ``runner.earlier_work``); None where the record has none."""
+    manifest = record.get("manifest", {})
+    wall = manifest.get("wall_seconds", record.get("wall_seconds"))
+    if not isinstance(wall, int | float):
+        return None
+    earlier = manifest.get("reused", {}).get("wall_seconds")
+    return float(wall) + (float(earlier) if isinstance(earlier, int | float) else 0.0)
+
+
 def _options(manifest: dict) -> dict:
     config = manifest.get("config", {})
     return {"overrides": config.get("overrides") or {}, "reference": config.get("reference", "same")}
@@ -124,11 +135,7 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
         spec, unchecked = record_spec(entry, record, corpora)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
         return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}")
-    wall = record.get("manifest", {}).get("wall_seconds", record.get("wall_seconds"))
-    wall = float(wall) if isinstance(wall, int | float) else None
-    earlier = record.get("manifest", {}).get("reused", {}).get("wall_seconds")  # what a wider grid did not redo
-    if wall is not None and isinstance(earlier, int | float):
-        wall += float(earlier)
+    wall = wall_seconds(record)
     stored = record.get("manifest", {}).get("key")
     if not isinstance(stored, dict):
         return Status(name, entry.name, "stale", "it has no key: regenerate it", wall)
