@@ -1,5 +1,7 @@
-"""The book build fails loudly, and the claims-ledger directive renders the ledger data."""
+"""The book build fails loudly (two real Jupyter Book builds), and the claims-ledger directive renders the ledger
+data (a tiny Sphinx project through ``sphinx.testing``, in seconds)."""
 
+import io
 import shutil
 import subprocess
 import sys
@@ -9,7 +11,6 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
 
 
 def _notebook(*sources: str) -> nbformat.NotebookNode:
@@ -71,6 +72,7 @@ def _build(root: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(jupyter_book), "build", str(root), *flags], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_a_failing_notebook_fails_the_build(tmp_path):
     _mini_book(tmp_path, _notebook("x = 1", "1 / 0", "print('after the error')"))
     result = _build(tmp_path)
@@ -79,44 +81,70 @@ def test_a_failing_notebook_fails_the_build(tmp_path):
     assert "ZeroDivisionError" in log or "Executing notebook failed" in log, log
 
 
-def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path):
-    saver = (
-        "from lorapriv_utils import ledger\n"
-        "checks = [ledger.check_close('exact', 2.0, 2.0), ledger.check_close('approx', 3.0, 2.0, role='caveat')]\n"
-        "claim = ledger.Claim(claim_id='T-1', scale='test', checks=checks, summary='2 vs 2')\n"
-        "ledger.save_claims('a9_nb', [claim])\n"
-        "print(claim.verdict)"
-    )
-    page = (
+@pytest.mark.slow
+def test_an_orphan_chapter_and_an_unknown_claim_each_fail_the_build(tmp_path):
+    """One strict build with --keep-going reports both: a registered chapter missing from the book, and a verdict
+    role naming a claim the register does not have."""
+    page = "# Ledger\n\n```{claims-ledger}\n```\n\nSee {verdict}`NO-SUCH-CLAIM`.\n"
+    _mini_book(tmp_path, _notebook("x = 1"), page, REGISTER + ORPHAN)
+    result = _build(tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0, log
+    assert "chapter 'a8_not_in_the_book' is not in the book" in log, log
+    assert "unknown claim id 'NO-SUCH-CLAIM'" in log, log
+
+
+CONF = """\
+import sys
+sys.path.insert(0, {ext!r})
+extensions = ["myst_parser", "lorapriv_ledger", "offline_mathjax"]
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+mathjax_path = "mathjax/es5/tex-chtml.js"
+"""
+
+
+def _sphinx_build(root: Path) -> tuple[str, str]:
+    """An HTML build of the Sphinx project at ``root`` with the book's ledger and MathJax extensions, in-process;
+    returns the pages' folder and the warnings."""
+    from sphinx.testing.util import SphinxTestApp
+
+    warnings = io.StringIO()
+    app = SphinxTestApp("html", srcdir=root, status=io.StringIO(), warning=warnings)
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    return Path(app.outdir), warnings.getvalue()
+
+
+def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, monkeypatch):
+    from lorapriv_utils import ledger
+
+    (tmp_path / "conf.py").write_text(CONF.format(ext=str(REPO / "_ext")))
+    (tmp_path / "ledger").mkdir()
+    (tmp_path / "ledger" / "claims.yml").write_text(REGISTER)
+    monkeypatch.setattr(ledger, "ledger_dir", lambda: tmp_path / "ledger")
+    checks = [ledger.check_close("exact", 2.0, 2.0), ledger.check_close("approx", 3.0, 2.0, role="caveat")]
+    claim = ledger.Claim(claim_id="T-1", scale="test", checks=checks, summary="2 vs 2")
+    ledger.save_claims("a9_nb", [claim])
+    assert claim.verdict == "qualified" and (tmp_path / "ledger" / "a9_nb.json").is_file()
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "a9_nb.md").write_text("# A notebook\n\nIts page.\n")
+    (tmp_path / "ledger.md").write_text(
         "# Ledger\n\n```{claims-ledger}\n```\n\nThe verdict of T-1 is {verdict}`T-1`.\n\n"
         "```{claims-table} a9_nb\n```\n\nNumbers: {claim-numbers}`T-1`.\n\n"
         "## Qualified\n\n```{claims-by-status} qualified\n```\n\n## Fails\n\n```{claims-by-status} fails\n```\n"
     )
-    _mini_book(tmp_path, _notebook(saver), page)
-    result = _build(tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert (tmp_path / "ledger" / "a9_nb.json").is_file()
-    html = (tmp_path / "_build" / "html" / "book" / "ledger.html").read_text()
+    (tmp_path / "index.md").write_text("# Mini book\n\n```{toctree}\nnotebooks/a9_nb\nledger\n```\n")
+    out, warnings = _sphinx_build(tmp_path)
+    assert "WARNING" not in warnings and "ERROR" not in warnings, warnings
+    html = (out / "ledger.html").read_text()
     assert "two equals" in html and "verdict-qualified" in html and "verdict-pending" in html
     assert '<span class="math notranslate nohighlight">\\(2\\)</span>' in html  # the statement's MyST math
-    assert 'href="../notebooks/a9_nb.html"' in html  # no book page: the row links to the notebook
+    assert 'href="notebooks/a9_nb.html"' in html  # no book page: the row links to the notebook
     # ledger row, inline badge, chapter table, the by-status list; each badge of the tally too
     assert html.count("verdict-qualified") == 5 and 'href="#claim-t-1"' in html
     assert "Numbers: 2 vs 2." in html
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails
-    assert (tmp_path / "_build" / "html" / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
-
-
-def test_a_registered_chapter_missing_from_the_book_fails_the_build(tmp_path):
-    _mini_book(tmp_path, _notebook("x = 1"), "# Ledger\n\n```{claims-ledger}\n```\n", REGISTER + ORPHAN)
-    result = _build(tmp_path)
-    log = result.stdout + result.stderr
-    assert result.returncode != 0 and "a8_not_in_the_book" in log, log
-
-
-def test_an_unknown_claim_in_a_verdict_role_fails_the_build(tmp_path):
-    _mini_book(tmp_path, _notebook("x = 1"), "# Ledger\n\nSee {verdict}`NO-SUCH-CLAIM`.\n")
-    result = _build(tmp_path)
-    log = result.stdout + result.stderr
-    assert result.returncode != 0 and "NO-SUCH-CLAIM" in log, log
+    assert (out / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()

@@ -32,28 +32,38 @@ def _site(tmp_path: Path, index: str) -> Path:
     return tmp_path
 
 
-def test_a_clean_site_passes(tmp_path):
-    assert check_html.check_site(_site(tmp_path, GOOD), CHROMIUM) == []
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        ("<script>undefinedFunction()</script>", "JavaScript error"),
-        ('<img src="missing.png">', "image did not load"),
-        ('<a href="nowhere.html">x</a>', "broken link"),
-        ('<a href="other.html#nothere">x</a>', "no anchor #nothere"),
-        ('<div class="math">\\[x^2\\]</div>', "math not rendered"),
-        ("<article><p>| claim | where | |---|---|</p></article>", "Markdown table syntax"),
-        ("<article><div class='cell_output'><pre>{'rank': 2}</pre></div></article>", "raw Python dict"),
-        ("<article><div class='cell_output'><pre>1</pre></div></article>", "no Binder launch link"),
-        ("<article><div style='width: 1200px'>too wide</div></article>", "wider than a phone screen"),
-    ],
+PROBLEMS = {
+    "script": ("<script>undefinedFunction()</script>", "JavaScript error"),
+    "image": ('<img src="missing.png">', "image did not load"),
+    "link": ('<a href="nowhere.html">x</a>', "broken link"),
+    "anchor": ('<a href="other.html#nothere">x</a>', "no anchor #nothere"),
+    "math": ('<div class="math">\\[x^2\\]</div>', "math not rendered"),
+    "markdown": ("<article><p>| claim | where | |---|---|</p></article>", "Markdown table syntax"),
+    "dict": ("<article><div class='cell_output'><pre>{'rank': 2}</pre></div></article>", "raw Python dict"),
+    "launch": ("<article><div class='cell_output'><pre>1</pre></div></article>", "no Binder launch link"),
+    "wide": ("<article><div style='width: 1200px'>too wide</div></article>", "wider than a phone screen"),
+}
+SCROLLING_TABLE = (
+    "<article><div style='overflow-x: auto; max-width: 100%'><table style='width: 1200px'><tr><td>x</td></tr>"
+    "</table></div></article>"
 )
-def test_problems_are_found(tmp_path, body, expected):
-    page = GOOD.replace("</body>", body + "</body>")
-    problems = check_html.check_site(_site(tmp_path, page), CHROMIUM)
-    assert any(expected in p for p in problems), problems
+
+
+def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
+    """One browser over a site with one page per kind of problem: each page reports its own problem, and the clean
+    pages (a wide table in its own scrolling box among them) report none."""
+    site = _site(tmp_path, GOOD)
+    for name, (body, _) in PROBLEMS.items():
+        (site / f"{name}.html").write_text(GOOD.replace("</body>", body + "</body>"))
+    (site / "scrolling.html").write_text(GOOD.replace("</body>", SCROLLING_TABLE + "</body>"))
+    problems = check_html.check_site(site, CHROMIUM)
+    by_page: dict[str, list[str]] = {}
+    for problem in problems:
+        page, message = problem.split(": ", 1)
+        by_page.setdefault(page.removesuffix(".html"), []).append(message)
+    for name, (_, expected) in PROBLEMS.items():
+        assert any(expected in m for m in by_page.get(name, [])), (name, by_page.get(name))
+    assert set(by_page) <= set(PROBLEMS), by_page  # index, other and scrolling pass
 
 
 def test_command_line_exit_status(tmp_path):
@@ -73,9 +83,3 @@ def test_launch_links_must_open_a_notebook():
     assert check_html.launch_problems(good[:1]) == ["no Colab launch link"]
     bad = ["https://mybinder.org/v2/gh/lorapriv/lorapriv/main", "https://colab.research.google.com/drive/x"]
     assert len(check_html.launch_problems(bad)) == 2
-
-
-def test_a_wide_table_in_its_own_scrolling_box_is_fine(tmp_path):
-    table = "<table style='width: 1200px'><tr><td>x</td></tr></table>"
-    box = f"<article><div style='overflow-x: auto; max-width: 100%'>{table}</div></article>"
-    assert check_html.check_site(_site(tmp_path, GOOD.replace("</body>", box + "</body>")), CHROMIUM) == []
