@@ -2,6 +2,7 @@
 data (a tiny Sphinx project through ``sphinx.testing``, in seconds)."""
 
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -148,3 +149,45 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails
     assert (out / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
+
+
+def test_the_execution_statistics_page_shows_nbval_s_times(tmp_path):
+    """Rendered from validated outputs, a notebook's row gives the time nbval measured (notebooks/conftest.py
+    writes it); a notebook nothing executed says so rather than show a time."""
+    conf = CONF.replace('"offline_mathjax"]', '"execution_times"]')
+    (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
+    (tmp_path / "notebooks").mkdir()
+    for name in ("a8_other", "a9_nb"):
+        (tmp_path / "notebooks" / f"{name}.md").write_text(f"# Notebook {name}\n")
+    (tmp_path / "_build").mkdir()
+    times = {"measured": "2026-12-02 06:00 UTC", "machine": "x86_64, 2 cores", "scale": "cpu-small"}
+    times["notebooks"] = {"a9_nb": {"seconds": 12.34, "cells": 3, "passed": True}}
+    (tmp_path / "_build" / "nbval_times.json").write_text(json.dumps(times))
+    (tmp_path / "index.md").write_text(
+        "# Times\n\n```{execution-times}\n```\n\n```{toctree}\nnotebooks/a8_other\nnotebooks/a9_nb\n```\n"
+    )
+    out, warnings = _sphinx_build(tmp_path)
+    assert "WARNING" not in warnings, warnings
+    html = (out / "index.html").read_text()
+    rows = html.split("<tbody>")[1].split("</tr>")
+    assert "Notebook a8_other" in rows[0] and "not executed in this build" in rows[0]
+    assert "Notebook a9_nb" in rows[1] and "12.3" in rows[1] and "nbval, 2026-12-02 06:00 UTC" in rows[1]
+    assert 'href="notebooks/a9_nb.html"' in rows[1]
+
+
+def test_nbval_s_run_writes_each_notebook_s_time(tmp_path, monkeypatch):
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("nb_conftest", REPO / "notebooks" / "conftest.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    monkeypatch.setattr(hooks, "TIMES", tmp_path / "nbval_times.json")
+    for when, duration, passed in (("setup", 5.0, True), ("call", 1.25, True), ("call", 2.0, False)):
+        hooks.pytest_runtest_logreport(
+            SimpleNamespace(fspath="notebooks/a9_nb.ipynb", when=when, duration=duration, passed=passed)
+        )
+    hooks.pytest_runtest_logreport(SimpleNamespace(fspath="tests/test_x.py", when="call", duration=9.0, passed=True))
+    hooks.pytest_sessionfinish(None, 0)
+    written = json.loads((tmp_path / "nbval_times.json").read_text())
+    assert written["notebooks"] == {"a9_nb": {"seconds": 3.2, "cells": 2, "passed": False}}  # calls only, rounded
