@@ -14,14 +14,14 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          execute the notebooks (cached) and render _build/html"
 	@echo "make book-fresh    the same, after deleting the execution cache and old pages"
 	@echo "make book-validated  render from the notebooks' committed outputs, executing nothing (CI, after make test)"
 	@echo "make artefacts-check fail when the ledger or figure files differ from the committed ones"
-	@echo "make test          unit tests, notebook validation (nbval) and lint"
+	@echo "make test          lint, fast unit tests, notebook validation (nbval), then the slow unit tests"
 	@echo "make browser-check open the built pages in headless Chromium and check them"
 	@echo "make screenshots   the same, plus key pages at desktop and phone widths in _build/screenshots"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
@@ -63,13 +63,21 @@ artefacts-check:
 	@git diff --exit-code --stat -- ledger book/figures || { echo "the notebooks wrote ledger or figure files that differ from the committed ones: re-execute and commit them (make notebooks)" >&2; exit 1; }
 	@untracked=$$(git ls-files --others --exclude-standard -- ledger book/figures); if [ -n "$$untracked" ]; then echo "the notebooks wrote files that are not committed: $$untracked" >&2; exit 1; fi
 
-test: lint unit nbval
+test: lint unit-fast nbval unit-slow
 
 status: $(STAMP)
 	$(BIN)/python -m lorapriv_utils status $(if $(DATA_DIR),--data-dir $(DATA_DIR))
 
-unit: $(STAMP)
-	$(BIN)/python -m pytest --durations=25 tests
+# the unit tests in two tiers: the fast ones first, so that a mistake shows in minutes; the slow tier
+# (marked slow: over 5 s each) after the notebooks.  Each tier prints its 25 slowest tests, and the
+# marker guard (tests/conftest.py) names any unmarked test over 5 s.
+unit: unit-fast unit-slow
+
+unit-fast: $(STAMP)
+	$(BIN)/python -m pytest --durations=25 -m "not slow" tests
+
+unit-slow: $(STAMP)
+	$(BIN)/python -m pytest --durations=25 -m slow tests
 
 nbval: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -p no:cacheprovider notebooks
@@ -151,6 +159,10 @@ notebook: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py
+
+# paper-scale throughput on a CUDA machine (GPT-2 117M's architecture, bf16, 8 x 1,024 tokens): a JSON record
+gpu-check: $(STAMP)
+	$(BIN)/python tools/gpu_check.py
 
 
 lock: $(STAMP)

@@ -102,3 +102,18 @@ def quoted_numbers(prefix: str, values: dict[str, float], digits: int = 3) -> di
         whole = math.isfinite(value) and value.is_integer() and abs(value) < 2**53
         out[f"{prefix}_{name}"] = int(value) if whole else round_sig(value, digits)
     return out
+
+
+UNITS = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0}
+
+
+def measured_times(prefix: str, groups: dict[str, tuple[str, ...]], unit: str = "minutes") -> dict[str, float | int]:
+    """The run times a chapter quotes, keyed ``<prefix>_<name>_<unit>``: each group's catalogue entries or Make
+    targets, summed over their records' own measured wall times (``mia.status.measured_seconds``), to two
+    significant digits.  Never typed: a rerun that took longer changes the number."""
+    from .mia.status import measured_seconds
+
+    if unit not in UNITS:
+        raise ValueError(f"unit: choose one of {', '.join(UNITS)}, got {unit!r}")
+    values = {f"{name}_{unit}": measured_seconds(*names) / UNITS[unit] for name, names in groups.items()}
+    return quoted_numbers(prefix, values, digits=2)

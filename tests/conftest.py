@@ -9,6 +9,23 @@ from lorapriv_utils.scale import Scale
 
 matplotlib.use("Agg")  # tests draw figures without a display
 
+SLOW = 5.0  # seconds: a test that takes longer carries the slow marker (make test runs the slow tier last)
+_unmarked: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report) -> None:
+    if report.when == "call" and report.duration > SLOW and "slow" not in report.keywords:
+        _unmarked.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The marker guard: every test over SLOW seconds without the slow marker, named."""
+    if _unmarked:
+        terminalreporter.section(f"tests over {SLOW:g} s without the slow marker (mark them slow)")
+        for nodeid, seconds in sorted(_unmarked, key=lambda item: -item[1]):
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+
+
 REPO = Path(__file__).resolve().parents[1]
 
 

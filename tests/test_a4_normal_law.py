@@ -1,10 +1,12 @@
 """Chapter a4_normal_law (paper A, section 4) at a tiny scale: tables and verdicts."""
 
+import pytest
 from conftest import registered
 
 from lorapriv_utils.chapters import a4_normal_law
 
 
+@pytest.mark.slow
 def test_section4_claims(small):
     table = a4_normal_law.distance_table(list(small.m_grid), list(small.r_grid))
     assert {"tv", "kolmogorov", "bound_eq46", "implied_c_d"} <= set(table.columns)

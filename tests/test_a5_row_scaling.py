@@ -4,11 +4,13 @@ import dataclasses
 import json
 
 import numpy as np
+import pytest
 from conftest import registered
 
 from lorapriv_utils.chapters import a5_row_scaling as a5
 
 
+@pytest.mark.slow
 def test_row_scaling_chapter(tiny_scale):
     scale = dataclasses.replace(tiny_scale, noise_draws=2000, attack_trials=400)
     jl = a5.jl_table([0.5], [0.1, 0.5], 16, scale)
@@ -60,6 +62,7 @@ def test_the_committed_cost_measurement_loads():
     assert cost["time_ratio"] > 0 and cost["memory_ratio"] > 0 and cost["runs"] >= 3
 
 
+@pytest.mark.slow
 def test_the_committed_real_gradient_multiplier_loads_and_enters_the_verdict(tiny_scale):
     record = a5.load_real_multiplier()
     table = a5.real_multiplier_table(record)
@@ -151,6 +154,7 @@ SHIFTS = {
 }
 
 
+@pytest.mark.slow
 def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale):
     import json
 
@@ -188,6 +192,7 @@ def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale)
         a5.load_audits(tmp_path)
 
 
+@pytest.mark.slow
 def test_the_audit_claim_fails_or_refuses_when_it_should(tiny_scale):
     import pytest
 

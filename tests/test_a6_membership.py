@@ -1,6 +1,7 @@
 """Chapter a6_membership (paper A, section 6) on results that a tiny model writes: every table, figure input,
 verdict and quoted number, and the clear errors when results are missing or altered."""
 
+import json
 import math
 from dataclasses import replace
 
@@ -80,19 +81,59 @@ def test_the_stand_in_is_used_only_where_the_real_corpus_is_missing():
 
 
 def test_larger_scale_checks_are_caveats_that_can_fail():
-    passing = a6.larger_scale_checks(_larger_summary(0.6))
+    passing = a6.scale_checks(_larger_summary(0.6))
     assert set(passing) == {"A-6.adapter", "A-6.lora", "A-6.rank"}
     assert all(c.role == "caveat" and c.name.startswith("cpu-large, enron") for v in passing.values() for c in v)
     assert all(c.passed for c in passing["A-6.adapter"] + passing["A-6.rank"])
+    assert not any("log-perplexity gain" in c.name for c in passing["A-6.lora"])  # no base perplexity given
     # LoRA r=8 above r=16 and within 0.05 of adapter fine-tuning: the rank and 'considerably' caveats fail
-    failing = a6.larger_scale_checks(_larger_summary(0.68))
+    failing = a6.scale_checks(_larger_summary(0.68))
     assert not next(c for c in failing["A-6.rank"] if "AUC r=8 below r=16" in c.name).passed
     assert not next(c for c in failing["A-6.lora"] if "r=8: AUC at least 0.05 below adapter" in c.name).passed
-    text = a6.larger_scale_summary(_larger_summary(0.6))
+    text = a6.scale_summary(_larger_summary(0.6))
     assert text.startswith("cpu-large (one seed): enron: AUC full fine-tuning 0.800 (PPL 30)")
-    numbers = a6.larger_numbers(_larger_summary(0.6))
+    numbers = a6.scale_numbers(_larger_summary(0.6))
     assert numbers["a6_membership_large_enron_lorar8_auc"] == 0.6
     assert numbers["a6_membership_large_enron_nonmembers"] == 300
+
+
+def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
+    """Full fine-tuning and LoRA r=8 alone: no adapter or rank checks, and LoRA's share of full fine-tuning's
+    log-perplexity gain over the base is a caveat that fails when LoRA learns little of what full learns."""
+    ran = _larger_summary(0.6)
+    ran = ran[ran["variant"].isin(["full", "lora-r8"])].assign(params=[134_515_008, 460_800])
+    bases = {"enron": 53.6}
+    checks = a6.scale_checks(ran, a6.PRETRAINED, bases)
+    assert checks["A-6.adapter"] == [] and checks["A-6.rank"] == []
+    names = [c.name for c in checks["A-6.lora"]]
+    assert all(n.startswith("cpu-pretrained, enron, r=8") for n in names) and len(names) == 4
+    share = next(c for c in checks["A-6.lora"] if "log-perplexity gain" in c.name)
+    assert share.measured == pytest.approx((math.log(53.6) - math.log(35.0)) / (math.log(53.6) - math.log(30.0)))
+    assert share.passed  # 35 against full's 30, from the base's 53.6: 0.73 of the gain
+    weak = ran.assign(ppl=[30.0, 45.0])
+    share = next(c for c in a6.scale_checks(weak, a6.PRETRAINED, bases)["A-6.lora"] if "gain" in c.name)
+    assert share.measured == pytest.approx(0.30, abs=0.01) and not share.passed
+    text = a6.scale_summary(ran, a6.PRETRAINED, bases)
+    assert "adapter" not in text and text.endswith("base PPL 53.6")
+    numbers = a6.scale_numbers(ran, "pre", bases)
+    assert numbers["a6_membership_pre_enron_full_params"] == 134_515_008
+    assert numbers["a6_membership_pre_enron_base_ppl"] == 53.6
+    assert not any("adapter" in k for k in numbers)
+
+
+def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
+    from lorapriv_utils.mia.report import seal
+
+    monkeypatch.setattr(a6, "results_dir", lambda scale: tmp_path / scale.name)
+    folder = tmp_path / a6.PRETRAINED / "frontier" / "enron"
+    folder.mkdir(parents=True)
+    record = seal({"kind": "frontier-base", "dataset": "enron", "checkpoints": [{"validation_perplexity": 53.6}]})
+    (folder / "base-s0.json").write_text(json.dumps(record))
+    assert a6.load_bases(SCALES[a6.PRETRAINED]) == {"enron": 53.6}
+    record["checkpoints"][0]["validation_perplexity"] = 20.0  # edited without its checksum
+    (folder / "base-s0.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="checksum"):
+        a6.load_bases(SCALES[a6.PRETRAINED])
 
 
 @pytest.fixture(scope="module")

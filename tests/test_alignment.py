@@ -23,6 +23,7 @@ def test_synthetic_gradients_follow_the_noise_scale_model():
     assert slopes[0] < slopes[1] < 2.05  # from about 1/B towards 1/B^2
 
 
+@pytest.mark.slow
 def test_real_gradients_have_one_row_per_text_and_shrink_the_gap_with_batch_size():
     grads = alignment.per_text_gradients(alignment.ptb_texts(24))
     assert grads.shape == (24, 64 * 192) and np.isfinite(grads).all()
@@ -43,6 +44,7 @@ def test_bad_inputs(call, message):
         call()
 
 
+@pytest.mark.slow
 def test_the_record_at_the_start_of_fine_tuning_has_its_provenance(tmp_path, monkeypatch, tiny_scale):
     monkeypatch.setattr(alignment, "PRETRAINED_BATCHES", (2, 4))
     monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path / "cache"))

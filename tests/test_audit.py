@@ -31,6 +31,7 @@ def test_a_useless_test_proves_nothing():
     assert audit.epsilon_lower_bound(50, 50, 50, 50).epsilon_low == 0.0
 
 
+@pytest.mark.slow
 def test_the_audit_stays_below_the_true_epsilon_and_approaches_it():
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -56,6 +57,7 @@ def test_threshold_counts_match_a_direct_count():
         audit.threshold_counts([0.0, np.nan], [1.0, 2.0])
 
 
+@pytest.mark.slow
 def test_the_tv_bound_stays_below_the_true_distance_and_approaches_it():
     from scipy import stats
 

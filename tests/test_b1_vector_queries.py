@@ -26,6 +26,7 @@ def test_vector_queries_chapter(tiny_scale):
     assert b1.key_numbers(theorem, b1.dp_map(768, [16], [0.999]))["b1_vector_queries_eps_r16_rho999"] > 1
 
 
+@pytest.mark.slow
 def test_alignment_of_real_gradients(tiny_scale):
     scale = dataclasses.replace(tiny_scale, attack_trials=200)
     curve = b1.alignment_table(scale, texts=160, batch_sizes=[2, 8, 64, 128])

@@ -13,6 +13,7 @@ from lorapriv_utils.chapters import b3_noisy_variants as b3
 from lorapriv_utils.ledger import InstrumentError
 
 
+@pytest.mark.slow
 def test_noisy_variants_chapter(tiny_scale):
     scale = dataclasses.replace(tiny_scale, attack_trials=400, element_draws=200_000)
     ratios = b3.ratio_table([8, 64], scale)

@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import bench  # noqa: E402
 
@@ -30,6 +32,7 @@ def test_training_throughput_compares_with_trainer():
     assert "median" not in bench._spread([1.0, 2.0, 3.0]) and "3 runs" in bench._spread([1.0, 2.0, 3.0])
 
 
+@pytest.mark.slow
 def test_rowscale_cost_runs_each_method_in_its_own_process():
     cost = bench.rowscale_cost(repeats=1, texts=16)
     assert set(cost) == {"none", "lora", "lorafa", "rowscale", "texts", "scale"} and cost["none"][0][0] == 0.0

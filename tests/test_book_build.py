@@ -74,6 +74,7 @@ def _build(root: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.book
 def test_a_failing_notebook_fails_the_build(tmp_path):
     _mini_book(tmp_path, _notebook("x = 1", "1 / 0", "print('after the error')"))
     result = _build(tmp_path)
@@ -83,6 +84,7 @@ def test_a_failing_notebook_fails_the_build(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.book
 def test_an_orphan_chapter_and_an_unknown_claim_each_fail_the_build(tmp_path):
     """One strict build with --keep-going reports both: a registered chapter missing from the book, and a verdict
     role naming a claim the register does not have."""

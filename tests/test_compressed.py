@@ -57,6 +57,7 @@ def test_one_step_moves_each_matrix_in_a_rank_r_subspace_and_plain_dp_sgd_does_n
     assert all(k > 2 * n_steps for k in steps["plain"])
 
 
+@pytest.mark.slow
 def test_runs_repeat_and_report_a_smaller_certificate_than_plain_dp_sgd():
     windows = _windows(12)
     cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=4, seed=3)

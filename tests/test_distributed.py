@@ -18,7 +18,7 @@ import pytest
 from lorapriv_utils.mia import models, runner
 from lorapriv_utils.scale import SCALES
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.distributed]
 DRIVER = Path(ddp_driver.__file__)
 
 

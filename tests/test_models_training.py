@@ -184,6 +184,7 @@ def test_text_scores_pool_a_texts_windows():
     assert lowest == pytest.approx(long_z.sort().values[:2].mean().item(), abs=1e-5)  # ceil(0.1 * 19) = 2
 
 
+@pytest.mark.slow
 def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
     from lorapriv_utils.mia import data, finetune
 
@@ -209,6 +210,7 @@ def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
     assert [s for m, e, s in seen if m == "lora"] == [7, 14, 21]  # 28 windows in batches of 4
 
 
+@pytest.mark.slow
 def test_a_damaged_base_model_cache_is_rebuilt(tmp_path, capsys):
     import dataclasses
 

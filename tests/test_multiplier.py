@@ -97,6 +97,7 @@ def test_batch_multiplier_checks_its_inputs_and_is_the_geometry_study():
     assert projection.batch_multiplier(g, 4, 0.5, 1.0, 7, rng) == study
 
 
+@pytest.mark.slow
 def test_the_record_and_its_file_have_their_provenance(tmp_path, monkeypatch, tiny_scale):
     monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path / "cache"))
     engine = dataclasses.replace(

@@ -11,6 +11,7 @@ from lorapriv_utils.theory import noisy, wishart
 from lorapriv_utils.theory.montecarlo import rng_for
 
 
+@pytest.mark.slow
 def test_gauss_delta_matches_the_closed_form_and_vanishes_at_zero():
     mus = np.array([0.0, 0.3, 1.0, 3.0])
     got = noisy.gauss_delta(0.7, mus)
@@ -110,6 +111,7 @@ def test_m1_loss_representation_matches_real_matrices():
     assert stats.ks_2samp(a, b).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_m1_secret_a_amplifies_at_small_rank_and_not_at_huge_rank():
     eps = 1.0
     small = noisy.m1_secret_losses(noisy.M1Pair(64, 4, 0.99, 1.0), 20000, rng_for(9))
@@ -135,6 +137,7 @@ def test_compressed_accounting_at_full_rank_is_plain_subsampled_dp_sgd():
     )
 
 
+@pytest.mark.slow
 def test_compressed_accounting_is_pessimistic_and_close_to_the_quadrature_at_one_step():
     for sigma, q, eps in [(0.5, 0.02, 2.0), (1.0, 0.2, 0.3)]:
         exact = noisy.m2_subsampled_delta_exact(eps, sigma, q, 64, 8)
@@ -143,6 +146,7 @@ def test_compressed_accounting_is_pessimistic_and_close_to_the_quadrature_at_one
         assert exact < noisy.subsampled_gaussian_delta(eps, 1 / sigma, q)  # the projection amplifies
 
 
+@pytest.mark.slow
 def test_compressed_accounting_without_sampling_is_the_symmetric_m2_pld():
     # q = 1: the mixture of subsampled Gaussians is M2's mixture of Gaussians (two roundings of one law)
     a = noisy.m2_subsampled_epsilon(1e-5, 1.0, 1.0, 20, 32, 4, bins=200)
@@ -150,6 +154,7 @@ def test_compressed_accounting_without_sampling_is_the_symmetric_m2_pld():
     assert a == pytest.approx(b, rel=0.02)
 
 
+@pytest.mark.slow
 def test_coarser_bins_only_loosen_the_certificate():
     fine = noisy.m2_subsampled_epsilon(1e-5, 0.6, 0.05, 40, 64, 8, bins=60)
     coarse = noisy.m2_subsampled_epsilon(1e-5, 0.6, 0.05, 40, 64, 8, bins=10)

@@ -36,6 +36,7 @@ def test_fast_rules_agree_with_adaptive_quadrature(c, s2, r):
     assert np.allclose(law.cdf_fast(x), [law.cdf(v) for v in x], atol=1e-11)
 
 
+@pytest.mark.slow
 def test_law_is_a_probability_distribution():
     law = nd.NoiseElementLaw(0.4, 1.5, 3)
     assert law.cdf(-80) == pytest.approx(0, abs=1e-12) and law.cdf(80) == pytest.approx(1, abs=1e-12)

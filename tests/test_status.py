@@ -9,7 +9,7 @@ import pytest
 
 from lorapriv_utils import catalogue, store
 from lorapriv_utils.catalogue import CATALOGUE, PUBLISHED
-from lorapriv_utils.mia import status
+from lorapriv_utils.mia import report, status
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +134,26 @@ def test_a_record_that_took_over_earlier_rates_counts_their_wall_time():
     assert status.wall_seconds({"manifest": {"wall_seconds": 10.0, "reused": {"wall_seconds": 5.0}}}) == 15.0
     assert status.wall_seconds({"manifest": {"wall_seconds": 10}}) == 10.0
     assert status.wall_seconds({"wall_seconds": 3}) == 3.0 and status.wall_seconds({}) is None
+
+
+def test_the_readme_s_table_of_results_is_the_records_own():
+    readme = (PUBLISHED.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert status.readme_with_table(readme) == readme, (
+        "README.md's table of committed results does not match the records: python -m lorapriv_utils status "
+        "--update-readme"
+    )
+    assert "| `make results-a6` |" in readme
+    with pytest.raises(ValueError, match="no <!-- results-table:start -->"):
+        status.readme_with_table("# no table here\n")
+
+
+def test_measured_seconds_sum_the_records_wall_times(tmp_path):
+    folder = tmp_path / "whitebox"
+    folder.mkdir()
+    record = {"kind": "whitebox", "wall_seconds": 90.0}
+    (folder / "cpu-small.json").write_text(json.dumps(report.seal(record)))
+    assert status.measured_seconds("whitebox", root=tmp_path) == 90.0
+    assert status.measured_seconds("results-b2", root=tmp_path) == 90.0  # by Make target too
+    assert status.measured_seconds("results-b1", root=tmp_path) == 0.0  # nothing there
+    with pytest.raises(KeyError, match="no catalogue entry or Make target nothing"):
+        status.measured_seconds("nothing")

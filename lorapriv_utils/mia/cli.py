@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder with enron/ and pubmed/, to check the data part of the records made on them",
     )
     status.add_argument("--verbose", action="store_true", help="one line per record, current ones included")
+    status.add_argument(
+        "--table", action="store_true", help="print the README's table of committed results and their wall times"
+    )
+    status.add_argument(
+        "--update-readme", action="store_true", help="rewrite that table in README.md from the committed records"
+    )
     for name, (_, what) in PRODUCERS.items():  # their own parsers read the arguments (``--help`` after the name)
         sub.add_parser(name, help=what + f" (python -m lorapriv_utils {name} --help)", add_help=False)
     return parser

@@ -180,6 +180,53 @@ def wall_times(statuses: list[Status]) -> dict[str, float]:
     return out
 
 
+def measured_seconds(*names: str, root: Path = PUBLISHED) -> float:
+    """The measured wall time of the records of catalogue entries ``names`` (or of every entry whose Make target
+    a name is), summed over records: what a chapter quotes as the cost of its results.  Reads only the records'
+    own wall times (no key checks: seconds)."""
+    from .report import read_record
+
+    known = {e.name for e in CATALOGUE} | {e.make for e in CATALOGUE}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise KeyError(f"no catalogue entry or Make target {', '.join(unknown)}")
+    total = 0.0
+    for entry in CATALOGUE:
+        if entry.name in names or entry.make in names:
+            total += sum(wall_seconds(read_record(path)) or 0.0 for path in entry.paths(root))
+    return total
+
+
+TABLE_START, TABLE_END = "<!-- results-table:start -->", "<!-- results-table:end -->"
+
+
+def results_table(root: Path = PUBLISHED) -> str:
+    """The README's table of committed results, one row per Make target: its catalogue entries, records, the
+    chapters that read them and their measured wall time (summed over records, from the records themselves)."""
+    lines = [
+        "| Make target | results (catalogue entries) | records | read by | measured wall time, summed over records |",
+        "|---|---|---|---|---|",
+    ]
+    for target in dict.fromkeys(e.make for e in CATALOGUE):
+        entries = [e for e in CATALOGUE if e.make == target]
+        count = sum(len(e.paths(root)) for e in entries)
+        chapters = ", ".join(dict.fromkeys(e.chapter for e in entries))
+        seconds = measured_seconds(target, root=root)
+        took = format_duration(seconds) if seconds else "not recorded"
+        names = ", ".join(e.name for e in entries)
+        lines.append(f"| `make {target}` | {names} | {count} | {chapters} | {took} |")
+    return "\n".join(lines)
+
+
+def readme_with_table(text: str, root: Path = PUBLISHED) -> str:
+    """``text`` (the README) with the block between its table markers replaced by :func:`results_table`."""
+    if TABLE_START not in text or TABLE_END not in text:
+        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} block")
+    head, rest = text.split(TABLE_START, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    return f"{head}{TABLE_START}\n{results_table(root)}\n{TABLE_END}{tail}"
+
+
 def report(statuses: list[Status], verbose: bool = False) -> str:
     """A summary line per catalogue entry, and a line per record that is not current (every record with
     ``verbose``)."""
@@ -202,8 +249,16 @@ def report(statuses: list[Status], verbose: bool = False) -> str:
 
 
 def main(args) -> int:
-    """The ``status`` command: exit 1 when a record is not current."""
+    """The ``status`` command: exit 1 when a record is not current (``--table``: print the README's table)."""
     root = Path(args.results)
+    if getattr(args, "table", False):
+        print(results_table(root))
+        return 0
+    if getattr(args, "update_readme", False):
+        readme = Path(root).resolve().parents[1] / "README.md"
+        readme.write_text(readme_with_table(readme.read_text(encoding="utf-8"), root), encoding="utf-8")
+        print(f"updated the table of committed results in {readme}")
+        return 0
     statuses = check(root=root, data_dir=args.data_dir)
     print(report(statuses, verbose=args.verbose))
     bad = [s for s in statuses if s.state != "current"]
