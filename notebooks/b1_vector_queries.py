@@ -33,7 +33,7 @@ from myst_nb import glue
 
 from lorapriv_utils import ledger, plots
 from lorapriv_utils.chapters import b1_vector_queries
-from lorapriv_utils.numbers import display_table
+from lorapriv_utils.numbers import display_table, measured_times
 from lorapriv_utils.scale import current_scale
 
 scale = current_scale()
@@ -133,8 +133,9 @@ display_table(alignment)
 # The same at the start of fine-tuning: the default scale's pre-trained base model (and its own
 # tokenizer) on the same sentences. Pre-training a model is not repeated here: the measurement
 # is loaded from `results/published/alignment/cpu-small-pretrained.json`, written by
-# `python -m lorapriv_utils.mia.alignment` (about 40 seconds on 2 cores, pre-training
-# included), with the base model's record, the machine and the commit.
+# `python -m lorapriv_utils alignment` ({glue:text}`b1_vector_queries_alignment_seconds`
+# seconds of measured wall time, pre-training included), with the base model's record, the
+# machine and the commit.
 
 # %%
 pretrained_alignment, pretrained_record = b1_vector_queries.load_pretrained_alignment()
@@ -154,6 +155,7 @@ plots.save_figure(map_fig, "b1_map")
 numbers = {
     **b1_vector_queries.key_numbers(theorem, dpmap),
     **b1_vector_queries.alignment_numbers(alignment, pretrained_alignment),
+    **measured_times(b1_vector_queries.KEY, {"alignment": ("alignment",)}, unit="seconds"),
 }
 for name, value in numbers.items():
     glue(name, value, display=False)

@@ -154,8 +154,9 @@ display_table(inits)
 # other texts with least-squares refits of $K$ to the release (five refits), then measures the
 # relative distance left: in the "out" world a $K$ that reproduces the release exists, in the
 # "in" world the target's gradient is missing. The run is committed
-# (`results/published/whitebox/`, `make results-b2`, about an hour on 2 cores) and loaded here
-# with its checksum verified.
+# (`results/published/whitebox/`, `make results-b2`,
+# {glue:text}`b2_matrix_queries_game_minutes:.0f` minutes of measured wall time) and loaded
+# here with its checksum verified.
 
 # %%
 game, game_record = b2_matrix_queries.load_game(scale.name)

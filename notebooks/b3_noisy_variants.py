@@ -34,7 +34,7 @@ from myst_nb import glue
 
 from lorapriv_utils import ledger, plots
 from lorapriv_utils.chapters import b3_noisy_variants as b3
-from lorapriv_utils.numbers import display_table
+from lorapriv_utils.numbers import display_table, measured_times
 from lorapriv_utils.scale import current_scale
 
 scale = current_scale()
@@ -180,6 +180,7 @@ ledger.save_claims(b3.KEY, claims)
 plots.save_figure(composition_fig, "b3_composition")
 plots.save_figure(dp_fig, "b3_dp_weights")
 dp_quoted = b3.dp_numbers(dp_runs, dp_paired, dp_records, base_ppl)
+dp_quoted |= measured_times(b3.KEY, {"dp": ("results-b3",)})
 for name, value in {**b3.key_numbers(ratios, m2, m1), **dp_quoted}.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

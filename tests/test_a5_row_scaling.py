@@ -172,7 +172,7 @@ def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale)
     full = table.set_index("name").loc["full-s0"]
     assert full["canary_auc"] > 0.9 and full["eps_lower_bound"] > 1
     diffs = a5.audit_differences(loaded, a5.audit_pairs(loaded), tiny_scale)
-    assert diffs["comparison"].tolist()[2] == "rowscale_dp" and diffs["minus"].tolist()[2] == "dpsgd-r8-s0-z0.0340207"
+    assert diffs["comparison"].tolist()[2] == "rowscale_dp" and diffs["minus"].tolist()[2] == "dpsgd-r8-z0.0340207-s0"
     assert (diffs["low"] <= diffs["difference"]).all() and (diffs["difference"] <= diffs["high"]).all()
     assert diffs["high"].iloc[0] < 0 and diffs["low"].iloc[2] < 0 < diffs["high"].iloc[2]
     claim = a5.audit_claim(table, diffs, loaded, tiny_scale)

@@ -52,7 +52,7 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, e
     cell = runner.Cell("synthetic-email", "dpsgd", 2, 0)
     config = canary.CanaryConfig(canaries=40, guesses_each_side=5)
     record = audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5))
-    path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-s0-z0.5.json"
+    path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-z0.5-s0.json"
     prepared = work.dataset(cell.dataset, cell.seed)
     held_out = set(prepared.texts["nonmembers"])
     assert len(held_out) >= 40 and not held_out & set(prepared.texts["members"])

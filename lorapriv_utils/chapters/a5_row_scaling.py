@@ -495,11 +495,11 @@ def load_audits(folder=None) -> list[dict]:
 
 
 def audit_name(record: dict) -> str:
-    """A record's short name, as its file is named: the cell, and DP-SGD's multiplier (``dpsgd-r8-s0-z1``)."""
+    """A record's short name, as its file is named: method, rank, DP-SGD's multiplier and seed (``dpsgd-r8-z1-s0``)."""
     cell = record["manifest"]["cell"]
     rank = f"-r{cell['rank']}" if cell["rank"] is not None else ""
     sigma = f"-z{record['training']['noise_multiplier']:g}" if cell["method"] == "dpsgd" else ""
-    return f"{cell['method']}{rank}-s{cell['seed']}{sigma}"
+    return f"{cell['method']}{rank}{sigma}-s{cell['seed']}"
 
 
 def _label(record: dict) -> str:
@@ -609,11 +609,11 @@ def implied_multiplier(record: dict, layers: int = 1) -> float:
 AUDIT_PAIRS = {  # name: (audit, minus), for the claim and the page; {implied}: DP-SGD at §5.1's multiplier
     "rowscale_full": ("rowscale-r8-s0", "full-s0"),
     "lora_full": ("lora-r8-s0", "full-s0"),
-    "rowscale_dp": ("rowscale-r8-s0", "dpsgd-r8-s0-z{implied:g}"),
-    "lora_dp": ("lora-r8-s0", "dpsgd-r8-s0-z{implied:g}"),
+    "rowscale_dp": ("rowscale-r8-s0", "dpsgd-r8-z{implied:g}-s0"),
+    "lora_dp": ("lora-r8-s0", "dpsgd-r8-z{implied:g}-s0"),
     "rowscale_lora": ("rowscale-r8-s0", "lora-r8-s0"),
-    "rowscale_dp_one": ("rowscale-r8-s0", "dpsgd-r8-s0-z1"),
-    "dp_implied_dp_one": ("dpsgd-r8-s0-z{implied:g}", "dpsgd-r8-s0-z1"),
+    "rowscale_dp_one": ("rowscale-r8-s0", "dpsgd-r8-z1-s0"),
+    "dp_implied_dp_one": ("dpsgd-r8-z{implied:g}-s0", "dpsgd-r8-z1-s0"),
     "r2_r32": ("lora-r2-s0", "lora-r32-s0"),
 }
 EQUIVALENCE_MARGIN = 0.05  # canary AUC: "mimics" read as both ends of the interval within this of DP-SGD's

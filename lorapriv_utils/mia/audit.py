@@ -25,8 +25,11 @@ from .runner import Runner, perplexity, reused_or_computed
 
 
 def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
+    """``<scale>/audit/<dataset>/<method>[-r<rank>][-z<sigma>]-s<seed>.json``: the order of every record's name
+    (method, rank, noise, seed), as the grid's and the frontier's."""
     sigma = "" if dp is None or cell.method != "dpsgd" else f"-z{dp.noise_multiplier:g}"
-    return Path(out) / scale.name / "audit" / f"{cell.name}{sigma}.json"
+    seed = f"-s{cell.seed}"
+    return Path(out) / scale.name / "audit" / f"{cell.name.removesuffix(seed)}{sigma}{seed}.json"
 
 
 def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
