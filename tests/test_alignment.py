@@ -2,6 +2,7 @@
 
 import math
 
+import ddp_driver
 import numpy as np
 import pytest
 
@@ -45,16 +46,12 @@ def test_bad_inputs(call, message):
 
 
 @pytest.mark.slow
-def test_the_record_at_the_start_of_fine_tuning_has_its_provenance(tmp_path, monkeypatch, tiny_scale):
+def test_the_record_at_the_start_of_fine_tuning_has_its_provenance(tmp_path, monkeypatch, tiny_scale, engine_cache):
     monkeypatch.setattr(alignment, "PRETRAINED_BATCHES", (2, 4))
-    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(engine_cache))  # the session's tiny base, pre-trained once
     import dataclasses
 
-    from lorapriv_utils.scale import ModelSpec
-
-    engine = dataclasses.replace(
-        tiny_scale.engine, model=ModelSpec(n_layer=1, n_embd=16, n_head=1, vocab_size=300, pretrain_epochs=1)
-    )
+    engine = dataclasses.replace(tiny_scale.engine, model=ddp_driver.TINY)
     record = alignment.pretrained_record(dataclasses.replace(tiny_scale, engine=engine), texts=8, draws=20)
     assert set(record) >= {"curve", "noise_scale", "base", "measured_on", "wall_seconds"}
     assert record["curve"]["B"] == [2, 4] and record["dim"] == 16 * 48

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from lorapriv_utils.mia import finetune, multiplier
-from lorapriv_utils.scale import ModelSpec
 from lorapriv_utils.theory import projection
 
 
@@ -98,11 +97,9 @@ def test_batch_multiplier_checks_its_inputs_and_is_the_geometry_study():
 
 
 @pytest.mark.slow
-def test_the_record_and_its_file_have_their_provenance(tmp_path, monkeypatch, tiny_scale):
-    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path / "cache"))
-    engine = dataclasses.replace(
-        tiny_scale.engine, model=ModelSpec(n_layer=1, n_embd=16, n_head=1, vocab_size=300, pretrain_epochs=1)
-    )
+def test_the_record_and_its_file_have_their_provenance(tmp_path, monkeypatch, tiny_scale, engine_cache):
+    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(engine_cache))  # the session's tiny base, pre-trained once
+    engine = dataclasses.replace(tiny_scale.engine, model=ddp_driver.TINY)
     scale = dataclasses.replace(tiny_scale, engine=engine)
     record = multiplier.record(scale, texts=12, batch_sizes=(4,), ranks=(2,), batches=3, draws=4)
     assert (record["n"], record["m"]) == (48, 16)

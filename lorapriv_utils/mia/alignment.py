@@ -37,7 +37,9 @@ def ptb_texts(count: int) -> list[str]:
 def _gradients(model, tokenizer, texts: list[str], layer: int, context: int) -> np.ndarray:
     from .families import family_of
 
-    weight = family_of(model).block_weights(model, layer)[0]  # the block's first adapted projection, as stored
+    family = family_of(model)
+    weight = family.block_weights(model, layer)[0]  # the block's first adapted projection, as stored
+    context = min(context, family.context(model))  # a text longer than the model's context is cut to it
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
