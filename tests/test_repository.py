@@ -92,3 +92,32 @@ def test_the_register_lists_both_papers_and_the_later_versions():
 
 def test_no_shared_data_is_committed():
     assert not list(REPO.glob("**/enron1_ham*")) and not list(REPO.glob("**/pubmedqa_pqal*"))
+
+
+def test_the_artefacts_check_fails_on_an_edited_or_new_ledger_or_figure_file(tmp_path):
+    """`make artefacts-check` (CI, after the notebooks ran): what they wrote must be what is committed."""
+    import shutil
+    import subprocess
+
+    def run(*args):
+        return subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "ledger").mkdir()
+    (tmp_path / "book" / "figures").mkdir(parents=True)
+    (tmp_path / "ledger" / "a9.json").write_text('{"verdict": "holds"}\n')
+    (tmp_path / "book" / "figures" / "a9.svg").write_text("<svg/>\n")
+    for command in (
+        ("git", "init", "-q"),
+        ("git", "add", "."),
+        ("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"),
+    ):
+        assert run(*command).returncode == 0
+    assert run("make", "-s", "artefacts-check").returncode == 0
+    (tmp_path / "ledger" / "a9.json").write_text('{"verdict": "fails"}\n')  # a notebook wrote another verdict
+    edited = run("make", "-s", "artefacts-check")
+    assert edited.returncode != 0 and "differ from the committed ones" in edited.stderr
+    run("git", "checkout", "--", "ledger")
+    (tmp_path / "book" / "figures" / "new.svg").write_text("<svg/>\n")  # a figure nobody committed
+    new = run("make", "-s", "artefacts-check")
+    assert new.returncode != 0 and "not committed: book/figures/new.svg" in new.stderr
