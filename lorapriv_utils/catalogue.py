@@ -47,6 +47,15 @@ CATALOGUE = (
         "a6_membership",
         True,
     ),
+    Entry(
+        "base-pretrained",
+        "cpu-pretrained/frontier/*/base-s*.json",
+        "frontier",
+        "cpu-pretrained",
+        "results-a6-pretrained",
+        "a6_membership",
+        True,
+    ),
     Entry("dp-compare", "dp_compare/cpu-small/*/*.json", "dp-compare", "cpu-small", "results-b3", "b3_noisy_variants"),
     Entry(
         "multiplier", "multiplier/cpu-small-pretrained.json", "multiplier", "cpu-small", "results-a5", "a5_row_scaling"
