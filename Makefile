@@ -14,12 +14,13 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-cached book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-b1 results-b2 results-b3 lock clean
 
 help:
-	@echo "make book          execute the notebooks (cached) and render _build/html"
+	@echo "make book          render _build/html from the notebooks' committed (CI-validated) outputs, executing nothing"
+	@echo "make book-cached   execute the notebooks here (through Jupyter Book's cache) and render"
 	@echo "make book-fresh    the same, after deleting the execution cache and old pages"
-	@echo "make book-validated  render from the notebooks' committed outputs, executing nothing (CI, after make test)"
+	@echo "make book-validated  the same as make book (CI's name for it, after make test)"
 	@echo "make artefacts-check fail when the ledger or figure files differ from the committed ones"
 	@echo "make test          lint, fast unit tests, notebook validation (nbval), then the slow unit tests"
 	@echo "make browser-check open the built pages in headless Chromium and check them"
@@ -44,19 +45,23 @@ $(STAMP): pyproject.toml requirements.lock requirements-pretrained.txt tools/boo
 
 setup: $(STAMP)
 
+# The book from the notebooks' committed outputs, executing nothing (about a minute): the outputs CI
+# validates (its nbval step executes every notebook and compares its outputs with the committed ones).
 book: $(STAMP)
+	sed 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' _config.yml > _config.validated.yml
+	grep -q '^  execute_notebooks: "off"$$' _config.validated.yml
+	$(JB_BUILD) --config _config.validated.yml
+
+book-validated: book
+
+# The book with every notebook executed here, through Jupyter Book's cache (a second run with nothing
+# changed executes nothing); book-fresh deletes the cache and the pages first.
+book-cached: $(STAMP)
 	$(JB_BUILD)
 
 book-fresh: $(STAMP)
 	rm -rf _build
 	$(JB_BUILD)
-
-# The book from the notebooks' committed outputs, without executing them: CI runs it after `make test`,
-# whose nbval step has just executed every notebook and compared its outputs with the committed ones.
-book-validated: $(STAMP)
-	sed 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' _config.yml > _config.validated.yml
-	grep -q '^  execute_notebooks: "off"$$' _config.validated.yml
-	$(JB_BUILD) --config _config.validated.yml
 
 # What executing the notebooks writes (the ledger's verdicts, the figures) must be what is committed.
 artefacts-check:
