@@ -403,6 +403,13 @@ def _mean(summary: pd.DataFrame, dataset: str, variant: str, column: str) -> flo
     return float(row[column].iloc[0]) if len(row) else math.nan
 
 
+def gain_share(base: float, full: float, ppl: float) -> float:
+    """The share of full fine-tuning's log-perplexity gain over the base (perplexity ``base`` to ``full``) that a
+    method reaching ``ppl`` recovers; NaN where the base is not measured or full fine-tuning gains nothing."""
+    gain = math.log(base) - math.log(full) if math.isfinite(base) else math.nan
+    return (math.log(base) - math.log(ppl)) / gain if gain > 0 else math.nan
+
+
 def _bound(name: str, value: float, bound: float, direction: str = "<=", role: str = "core") -> Check | None:
     """A check, or None where the value is not measured (NaN: a missing cell, a perplexity not reached)."""
     if not (math.isfinite(value) and math.isfinite(bound)):
@@ -439,7 +446,6 @@ def scale_checks(
     for d in dict.fromkeys(summary["dataset"]):
         tag = f"{scale_name}, {d}"
         base = (base_ppl or {}).get(d, math.nan)
-        gain = math.log(base) - math.log(mean(d, "full", "ppl")) if math.isfinite(base) else math.nan
         out["A-6.adapter"] += [
             _bound(
                 f"{tag}: PPL adapter >= PPL full", mean(d, "adapter", "ppl"), mean(d, "full", "ppl"), ">=", "caveat"
@@ -448,7 +454,7 @@ def scale_checks(
         ]
         for r in (8, 16):
             v = f"lora-r{r}"
-            recovered = (math.log(base) - math.log(mean(d, v, "ppl"))) / gain if gain > 0 else math.nan
+            recovered = gain_share(base, mean(d, "full", "ppl"), mean(d, v, "ppl"))
             out["A-6.lora"] += [
                 _bound(
                     f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's",
@@ -589,10 +595,9 @@ def claims(
     checks = []
     for d in datasets:
         full_auc, full_ppl, full_tpr = mean(d, "full", "auc"), mean(d, "full", "ppl"), mean(d, "full", "tpr1")
-        gain = math.log(base_ppl[d]) - math.log(full_ppl) if d in base_ppl else math.nan
         for r in (8, 16):
             v = f"lora-r{r}"
-            recovered = (math.log(base_ppl[d]) - math.log(mean(d, v, "ppl"))) / gain if gain > 0 else math.nan
+            recovered = gain_share(base_ppl.get(d, math.nan), full_ppl, mean(d, v, "ppl"))
             checks += [
                 _bound(
                     f"{d}, r={r}: AUC at least {CONSIDERABLE} below full's", mean(d, v, "auc"), full_auc - CONSIDERABLE
@@ -778,10 +783,8 @@ def scale_numbers(
             tag = f"{prefix}_{d}_{v.replace('-', '')}"
             numbers[f"{tag}_ppl_ratio"] = _mean(summary, d, v, "ppl") / full_ppl  # A-6.lora's 'slight' caveat
             numbers[f"{tag}_auc_gap"] = _mean(summary, d, "full", "auc") - _mean(summary, d, v, "auc")
-            if base_ppl and d in base_ppl:  # the share of full fine-tuning's log-perplexity gain LoRA recovers
-                gain = math.log(base_ppl[d]) - math.log(full_ppl)
-                share = (math.log(base_ppl[d]) - math.log(_mean(summary, d, v, "ppl"))) / gain
-                numbers[f"{tag}_gain_share"] = share if gain > 0 else math.nan
+            if base_ppl and d in base_ppl:
+                numbers[f"{tag}_gain_share"] = gain_share(base_ppl[d], full_ppl, _mean(summary, d, v, "ppl"))
         if base_ppl and d in base_ppl:
             numbers[f"{prefix}_{d}_base_ppl"] = base_ppl[d]
     numbers = {k: v for k, v in numbers.items() if math.isfinite(v)}
@@ -834,6 +837,7 @@ __all__ = [
     "matched_display",
     "claims",
     "front_frame",
+    "gain_share",
     "grid_frame",
     "grid_summary",
     "key_numbers",

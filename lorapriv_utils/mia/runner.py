@@ -55,6 +55,7 @@ from . import finetune, models, specs
 from . import metrics as mia_metrics
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
 from .report import SCHEMA, read_record, read_scores, record_checksum, scores_digest, scores_path, seal
+from .status import wall_seconds
 from .training import row_sums, text_losses, text_scores
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "read_scores", "scores_digest", "scores_path", "shard"]
@@ -109,6 +110,23 @@ def result_path(out: Path, scale: Scale, cell: Cell) -> Path:
     return Path(out) / scale.name / f"{cell.name}.json"
 
 
+DAMAGED = (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile)  # what reading a damaged record raises
+
+
+def read_intact(path: Path, with_scores: bool = True) -> tuple[dict, dict[str, np.ndarray] | None]:
+    """A record of this schema whose checksum verifies, and (``with_scores``) its scores, which must match the
+    digest it holds; one of :data:`DAMAGED` says what is wrong otherwise."""
+    record = read_record(path)
+    if record.get("schema") != SCHEMA:
+        raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}")
+    if not with_scores:
+        return record, None
+    scores = read_scores(scores_path(path))
+    if scores_digest(scores) != record["scores_sha256"]:
+        raise ValueError("scores file does not match")
+    return record, scores
+
+
 def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) -> dict | None:
     """A finished record (a cell's, or an audit's with ``with_scores=False``), or None, with one line saying why,
     when it is missing, corrupt, partial or stale (its key is not that of ``spec``).  ``refresh(record)``: how
@@ -116,12 +134,8 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
     if not path.is_file():
         return None
     try:
-        record = read_record(path)
-        if record.get("schema") != SCHEMA:
-            raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}")
-        if with_scores and scores_digest(read_scores(scores_path(path))) != record["scores_sha256"]:
-            raise ValueError("scores file does not match")
-    except (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as err:
+        record, _ = read_intact(path, with_scores)
+    except DAMAGED as err:
         tqdm.write(f"lorapriv: {path} is damaged or partial ({err}); recomputing it")
         return None
     stored = record["manifest"].get("key", {})
@@ -155,10 +169,7 @@ def earlier_work(path: Path, spec: dict) -> dict | None:
     if not path.is_file():
         return None
     try:
-        record = read_record(path)
-        scores = read_scores(scores_path(path))
-        if scores_digest(scores) != record["scores_sha256"]:
-            return None
+        record, scores = read_intact(path)
         manifest, metrics = record["manifest"], record["metrics"]
         fields = spec_differences(manifest["spec"], spec)
         if GRID_FIELD not in fields or any(f != GRID_FIELD and not f.startswith("derived.") for f in fields):
@@ -166,7 +177,6 @@ def earlier_work(path: Path, spec: dict) -> dict | None:
         if manifest["spec"]["method"].get("reference") != "same":
             return None
         rates = {float(row["lr"]): float(row["validation_perplexity"]) for row in metrics["lr_selection"]["sweep"]}
-        before = manifest.get("reused", {}).get("wall_seconds", 0.0)
         return {
             "rates": rates,
             "reference": {
@@ -187,10 +197,10 @@ def earlier_work(path: Path, spec: dict) -> dict | None:
             "provenance": {
                 "from_key": manifest["key"],
                 "from_commit": manifest.get("git_commit"),
-                "wall_seconds": float(manifest["wall_seconds"]) + float(before),
+                "wall_seconds": wall_seconds(record),  # its own, and that of the rates it took over in turn
             },
         }
-    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile):
+    except (*DAMAGED, TypeError):
         return None
 
 
