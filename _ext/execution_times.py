@@ -1,19 +1,49 @@
-"""The execution-statistics page: each notebook's run time in the build that rendered it (Sphinx extension).
+"""The execution-statistics page: each notebook's run time, as last measured where the book was built (Sphinx
+extension), and the one file that holds those times.
 
-``{execution-times}`` renders one row per notebook page of the book: myst-nb's own execution data where this
-build executed the notebook or took it from its cache (``make book``), else the time nbval measured when it
-validated the outputs this build renders (``_build/nbval_times.json``, written by ``notebooks/conftest.py``;
-``make book-validated``, as in CI), else "not executed in this build".
+The book renders the notebooks' stored outputs and executes nothing (``execute_notebooks: "off"``). Two programs
+execute notebooks, and each records here, per notebook, what it measured: nbval, which executes every notebook and
+compares its outputs with the stored ones (``make nbval``, inside ``make test``, as in CI; ``notebooks/conftest.py``),
+and ``tools/execute_notebooks.py``, which executes them and stores the new outputs (``make notebooks``, ``make
+book-fresh``). ``{execution-times}`` renders one row per notebook page: its latest measured time, by whom, when,
+and what became of its outputs (compared with the stored ones, or stored); a notebook neither has run here says
+so rather than show a time.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import platform
+import time
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+
+TIMES = Path("_build") / "notebook_times.json"  # under the book's root
+
+
+def record(root: Path, runs: dict[str, dict], measured_by: str) -> None:
+    """Merge ``runs`` (notebook name -> ``seconds``, ``cells``, ``result``: what became of its outputs) into
+    ``root/_build/notebook_times.json``: each notebook's entry is replaced, the others are kept."""
+    path = Path(root) / TIMES
+    try:
+        times = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        times = {}
+    notebooks = times.get("notebooks", {})
+    stamp = {
+        "measured_by": measured_by,
+        "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "scale": os.environ.get("LORAPRIV_SCALE", "cpu-small"),
+    }
+    for name, run in runs.items():
+        notebooks[name] = {**stamp, **run, "seconds": round(run["seconds"], 1)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"notebooks": dict(sorted(notebooks.items()))}, indent=1) + "\n", encoding="utf-8")
 
 
 class execution_times_node(nodes.General, nodes.Element):
@@ -41,36 +71,25 @@ def _merge(app: Sphinx, env, docnames, other) -> None:
     env.lorapriv_exec_docs = getattr(env, "lorapriv_exec_docs", set()) | getattr(other, "lorapriv_exec_docs", set())
 
 
-def _nbval_times(app: Sphinx) -> dict:
-    path = Path(app.srcdir) / "_build" / "nbval_times.json"
+def _measured(app: Sphinx) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads((Path(app.srcdir) / TIMES).read_text(encoding="utf-8")).get("notebooks", {})
     except (OSError, ValueError):
         return {}
 
 
 def _rows(app: Sphinx) -> list[tuple[str, str, str, str]]:
-    from myst_nb.sphinx_ import NbMetadataCollector
-
-    env = app.env
-    nbval = _nbval_times(app)
-    measured = nbval.get("notebooks", {})
+    measured = _measured(app)
     rows = []
-    for docname in sorted(env.found_docs):
+    for docname in sorted(app.env.found_docs):
         if not docname.startswith("notebooks/"):
             continue
-        name = docname.split("/", 1)[1]
-        data = NbMetadataCollector.get_exec_data(env, docname)
-        if data:
-            method = "from the execution cache" if data.get("method") == "cache" else "executed by this build"
-            ok = "yes" if data.get("succeeded") else "no"
-            rows.append((docname, f"{data.get('runtime', 0.0):.1f}", method, ok))
-        elif name in measured:
-            run = measured[name]
-            how = f"nbval, {nbval.get('measured', '')} ({nbval.get('machine', '')}, scale {nbval.get('scale', '')})"
-            rows.append((docname, f"{run['seconds']:.1f}", how, "yes" if run["passed"] else "no"))
-        else:
-            rows.append((docname, "", "not executed in this build", ""))
+        run = measured.get(docname.split("/", 1)[1])
+        if run is None:
+            rows.append((docname, "", "not executed here since the last clean build", ""))
+            continue
+        how = f"{run['measured_by']}, {run['measured']} ({run['machine']}, scale {run['scale']})"
+        rows.append((docname, f"{run['seconds']:.1f}", how, run["result"]))
     return rows
 
 
@@ -85,7 +104,7 @@ def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
         head = nodes.thead()
         group += head
         header = nodes.row()
-        for title in ("notebook", "seconds", "measured by", "outputs as committed"):
+        for title in ("notebook", "seconds", "measured by", "outputs"):
             header += nodes.entry("", nodes.paragraph(text=title))
         head += header
         body = nodes.tbody()

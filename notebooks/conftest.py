@@ -1,17 +1,16 @@
-"""nbval's run of the notebooks (``make nbval``) records each notebook's execution time: the sum of its cells'
-wall times, with whether every cell matched its stored output, in ``_build/nbval_times.json``.  The book's
-execution-statistics page (``_ext/execution_times.py``) shows it when the book is rendered from these
-validated outputs (``make book-validated``, as in CI)."""
+"""nbval's run of the notebooks (``make nbval``) records each notebook's execution time (the sum of its cells'
+wall times) and whether every cell matched its stored output, through ``_ext/execution_times.py``, whose page in
+the book shows it."""
 
 from __future__ import annotations
 
-import json
-import os
-import platform
-import time
+import sys
 from pathlib import Path
 
-TIMES = Path(__file__).resolve().parent.parent / "_build" / "nbval_times.json"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "_ext"))
+import execution_times  # noqa: E402
+
 _runs: dict[str, dict] = {}
 
 
@@ -26,13 +25,12 @@ def pytest_runtest_logreport(report) -> None:
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    if not _runs:
+    # under pytest-xdist (make nbval runs two workers) the controller receives every worker's reports: it writes
+    if not _runs or hasattr(session.config, "workerinput"):
         return
-    TIMES.parent.mkdir(exist_ok=True)
-    record = {
-        "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "scale": os.environ.get("LORAPRIV_SCALE", "cpu-small"),
-        "notebooks": {name: {**run, "seconds": round(run["seconds"], 1)} for name, run in sorted(_runs.items())},
+    results = {True: "matched the stored ones", False: "differed from the stored ones"}
+    runs = {
+        name: {"seconds": r["seconds"], "cells": r["cells"], "result": results[r["passed"]]}
+        for name, r in _runs.items()
     }
-    TIMES.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    execution_times.record(ROOT, runs, "nbval")

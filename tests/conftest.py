@@ -41,10 +41,17 @@ def tiny_scale() -> Scale:
 
 
 @pytest.fixture(scope="session")
-def engine_cache(tmp_path_factory) -> Path:
+def engine_cache(tmp_path_factory, request) -> Path:
     """One base-model cache for the test session (``LORAPRIV_CACHE_DIR``): each tiny base model is pre-trained
-    once, by whichever test needs it first, and loaded from the cache by the others (entries are keyed by spec)."""
-    return tmp_path_factory.mktemp("engine-cache")
+    once, by whichever test needs it first, and loaded from the cache by the others (entries are keyed by spec).
+    Under pytest-xdist (``make unit-slow`` runs two workers) the workers share it: an entry's lock lets one
+    build it while the other waits (``files.cached_entry``)."""
+    root = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):
+        root = root.parent  # the session's folder above the workers' own
+    folder = root / "engine-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture

@@ -16,8 +16,10 @@ from lorapriv_utils.mia import cli, finetune, models, runner
 from lorapriv_utils.mia.training import TrainConfig, block_losses
 from lorapriv_utils.scale import SCALES, Hparams, ModelSpec
 
-SPEC = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
-TINY = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=32)
+# The one tiny model of the engine tests: untrained (tiny_base) or pre-trained once per test session
+# (conftest.engine_cache) as the base of the tiny scales below.
+TINY = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300, pretrain_epochs=1, batch_size=32)
+SHORT = replace(TINY, block_size=8)  # the same model with a context of 8: the windowing tests' texts span several
 # The default scale with a tiny model and one epoch: same name, so results land under cpu-small/.
 SCALE = replace(
     SCALES["cpu-small"],
@@ -33,14 +35,14 @@ SCALE = replace(
     ),
 )
 # The same tiny settings in Llama's architecture (grouped-query attention: v_proj is 8 x 16).
-LLAMA_SPEC = replace(SPEC, family="llama", n_kv_head=1)
-LLAMA_SCALE = replace(SCALE, engine=replace(SCALE.engine, model=replace(TINY, family="llama", n_kv_head=1)))
+LLAMA_SPEC = replace(TINY, family="llama", n_kv_head=1)
+LLAMA_SCALE = replace(SCALE, engine=replace(SCALE.engine, model=LLAMA_SPEC))
 METHODS = {"full": None, "adapter": None, "lora": 2, "flora": 2}
 
 
 def tiny_base() -> torch.nn.Module:
     torch.manual_seed(0)
-    return models.new_model(SPEC, 300, 0)
+    return models.new_model(TINY, 300, 0)
 
 
 def tiny_llama() -> torch.nn.Module:
@@ -48,7 +50,7 @@ def tiny_llama() -> torch.nn.Module:
 
 
 def tiny_blocks() -> np.ndarray:
-    return np.random.default_rng(0).integers(0, 300, size=(24, 12))  # three whole batches of 8
+    return np.random.default_rng(0).integers(0, 300, size=(24, TINY.block_size))  # three whole batches of 8
 
 
 def train_config() -> TrainConfig:

@@ -75,12 +75,42 @@ def _build(root: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 @pytest.mark.book
-def test_a_failing_notebook_fails_the_build(tmp_path):
-    _mini_book(tmp_path, _notebook("x = 1", "1 / 0", "print('after the error')"))
+def test_a_notebook_stored_with_an_error_fails_the_build(tmp_path):
+    """The book renders stored outputs: a notebook stored after a failed execution fails the strict build."""
+    nb = _notebook("x = 1", "1 / 0")
+    nb.cells[2].outputs = [
+        nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero", traceback=[])
+    ]
+    _mini_book(tmp_path, nb)
     result = _build(tmp_path)
     log = result.stdout + result.stderr
     assert result.returncode != 0, log
-    assert "ZeroDivisionError" in log or "Executing notebook failed" in log, log
+    assert "a9_nb.ipynb stores an error output (cell 3: ZeroDivisionError: division by zero)" in log, log
+
+
+@pytest.mark.slow
+def test_the_executor_stores_outputs_and_times_and_stops_at_an_error(tmp_path, monkeypatch):
+    """tools/execute_notebooks.py stores each cell's outputs without timestamps and records the notebook's time
+    for the execution-statistics page; a cell that raises stops it with the error."""
+    import importlib.util
+
+    from nbclient.exceptions import CellExecutionError
+
+    spec = importlib.util.spec_from_file_location("execute_notebooks", REPO / "tools" / "execute_notebooks.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    nbformat.write(_notebook("import time; time.sleep(0.2); print(6 * 7)"), good)
+    nbformat.write(_notebook("x = 1", "1 / 0"), bad)
+    assert tool.main([str(good)]) == 0
+    stored = nbformat.read(good, as_version=4)
+    assert stored.cells[1].outputs[0]["text"] == "42\n" and "execution" not in stored.cells[1].metadata
+    run = json.loads((tmp_path / "_build" / "notebook_times.json").read_text())["notebooks"]["good"]
+    assert run["measured_by"] == "tools/execute_notebooks.py" and run["cells"] == 1 and run["result"] == "stored"
+    assert 0.2 <= run["seconds"] < 30
+    with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
+        tool.main([str(bad)])
 
 
 @pytest.mark.slow
@@ -153,28 +183,31 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert (out / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
 
 
-def test_the_execution_statistics_page_shows_nbval_s_times(tmp_path):
-    """Rendered from validated outputs, a notebook's row gives the time nbval measured (notebooks/conftest.py
-    writes it); a notebook nothing executed says so rather than show a time."""
+def test_the_execution_statistics_page_shows_each_notebook_s_latest_measured_time(tmp_path):
+    """A notebook's row gives the time its latest execution here measured (nbval's or the executor's, written
+    through ``execution_times.record``); a notebook nothing has executed says so rather than show a time."""
+    sys.path.insert(0, str(REPO / "_ext"))
+    import execution_times
+
     conf = CONF.replace('"offline_mathjax"]', '"execution_times"]')
     (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
     (tmp_path / "notebooks").mkdir()
-    for name in ("a8_other", "a9_nb"):
+    for name in ("a7_third", "a8_other", "a9_nb"):
         (tmp_path / "notebooks" / f"{name}.md").write_text(f"# Notebook {name}\n")
-    (tmp_path / "_build").mkdir()
-    times = {"measured": "2026-12-02 06:00 UTC", "machine": "x86_64, 2 cores", "scale": "cpu-small"}
-    times["notebooks"] = {"a9_nb": {"seconds": 12.34, "cells": 3, "passed": True}}
-    (tmp_path / "_build" / "nbval_times.json").write_text(json.dumps(times))
-    (tmp_path / "index.md").write_text(
-        "# Times\n\n```{execution-times}\n```\n\n```{toctree}\nnotebooks/a8_other\nnotebooks/a9_nb\n```\n"
-    )
+    execution_times.record(tmp_path, {"a9_nb": {"seconds": 1.0, "cells": 3, "result": "stored"}}, "first")
+    execution_times.record(tmp_path, {"a7_third": {"seconds": 2.0, "cells": 1, "result": "stored"}}, "second")
+    execution_times.record(tmp_path, {"a9_nb": {"seconds": 12.34, "cells": 3, "result": "matched"}}, "nbval")
+    toctree = "\n".join(f"notebooks/{name}" for name in ("a7_third", "a8_other", "a9_nb"))
+    (tmp_path / "index.md").write_text(f"# Times\n\n```{{execution-times}}\n```\n\n```{{toctree}}\n{toctree}\n```\n")
     out, warnings = _sphinx_build(tmp_path)
     assert "WARNING" not in warnings, warnings
     html = (out / "index.html").read_text()
     rows = html.split("<tbody>")[1].split("</tr>")
-    assert "Notebook a8_other" in rows[0] and "not executed in this build" in rows[0]
-    assert "Notebook a9_nb" in rows[1] and "12.3" in rows[1] and "nbval, 2026-12-02 06:00 UTC" in rows[1]
-    assert 'href="notebooks/a9_nb.html"' in rows[1]
+    assert "Notebook a7_third" in rows[0] and "2.0" in rows[0] and "second, " in rows[0]  # kept by the later record
+    assert "Notebook a8_other" in rows[1] and "not executed here" in rows[1]
+    assert "Notebook a9_nb" in rows[2] and "12.3" in rows[2] and "nbval, " in rows[2] and "matched" in rows[2]
+    assert "first" not in html  # replaced by nbval's record
+    assert 'href="notebooks/a9_nb.html"' in rows[2]
 
 
 def test_nbval_s_run_writes_each_notebook_s_time(tmp_path, monkeypatch):
@@ -184,12 +217,16 @@ def test_nbval_s_run_writes_each_notebook_s_time(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("nb_conftest", REPO / "notebooks" / "conftest.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
-    monkeypatch.setattr(hooks, "TIMES", tmp_path / "nbval_times.json")
+    monkeypatch.setattr(hooks, "ROOT", tmp_path)
     for when, duration, passed in (("setup", 5.0, True), ("call", 1.25, True), ("call", 2.0, False)):
         hooks.pytest_runtest_logreport(
             SimpleNamespace(fspath="notebooks/a9_nb.ipynb", when=when, duration=duration, passed=passed)
         )
     hooks.pytest_runtest_logreport(SimpleNamespace(fspath="tests/test_x.py", when="call", duration=9.0, passed=True))
-    hooks.pytest_sessionfinish(None, 0)
-    written = json.loads((tmp_path / "nbval_times.json").read_text())
-    assert written["notebooks"] == {"a9_nb": {"seconds": 3.2, "cells": 2, "passed": False}}  # calls only, rounded
+    worker = SimpleNamespace(config=SimpleNamespace(workerinput={}))
+    hooks.pytest_sessionfinish(worker, 0)  # an xdist worker leaves the writing to the controller
+    assert not (tmp_path / "_build").exists()
+    hooks.pytest_sessionfinish(SimpleNamespace(config=SimpleNamespace()), 0)
+    run = json.loads((tmp_path / "_build" / "notebook_times.json").read_text())["notebooks"]["a9_nb"]
+    assert (run["seconds"], run["cells"], run["measured_by"]) == (3.2, 2, "nbval")  # calls only, rounded
+    assert run["result"] == "differed from the stored ones"

@@ -26,7 +26,7 @@ from lorapriv_utils.mia.training import TrainConfig, block_losses
 from lorapriv_utils.scale import DPConfig, ModelSpec
 
 BASES = {"gpt2": ddp_driver.tiny_base, "llama": ddp_driver.tiny_llama}
-SPECS = {"gpt2": ddp_driver.SPEC, "llama": ddp_driver.LLAMA_SPEC}
+SPECS = {"gpt2": ddp_driver.TINY, "llama": ddp_driver.LLAMA_SPEC}
 
 
 @pytest.mark.parametrize("name", BASES)

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import ddp_driver
 import numpy as np
 import pytest
 import torch
@@ -39,14 +40,12 @@ def test_block_loader_order_is_seeded():
 
 
 def test_training_lowers_the_loss_and_block_losses_are_per_block():
-    spec = models.ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=8)
-    torch.manual_seed(0)
-    model = models.new_model(spec, 50, 0)
-    blocks = np.tile(np.arange(8), (16, 1))  # one repeated pattern: easy to learn
+    model = ddp_driver.tiny_base()
+    blocks = np.tile(np.arange(12), (16, 1))  # one repeated pattern: easy to learn
     before = training.block_losses(model, blocks)
-    stats = training.train_language_model(model, blocks, training.TrainConfig(epochs=5, lr=1e-2, batch_size=4))
+    stats = training.train_language_model(model, blocks, training.TrainConfig(epochs=5, lr=3e-2, batch_size=4))
     after = training.block_losses(model, blocks)
-    assert before.shape == (16,) and stats["steps"] == 20 and stats["tokens"] == 16 * 8 * 5
+    assert before.shape == (16,) and stats["steps"] == 20 and stats["tokens"] == 16 * 12 * 5
     assert after.mean() < 0.5 * before.mean()
 
 
@@ -123,7 +122,7 @@ def test_losses_per_row_and_per_text_ignore_padding():
     from lorapriv_utils.mia import data
 
     torch.manual_seed(0)
-    model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
+    model = models.new_model(ddp_driver.SHORT, 300, 0)
     short, long = [5, 6, 7, 8], list(range(10, 30))  # 4 tokens; 20 tokens span three windows of 8
     windows = data.text_windows([short, long], context=8)
     per_text = training.text_losses(model, windows)
@@ -142,7 +141,7 @@ def test_losses_per_row_and_per_text_ignore_padding():
 
 def test_min_k_plus_plus_token_scores_follow_their_definition():
     torch.manual_seed(1)
-    model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
+    model = models.new_model(ddp_driver.SHORT, 300, 0)
     rows = torch.tensor([[5, 6, 7, 8, -1, -1], [9, 10, 11, 12, 13, 14]])
     loss, z, mask = training.token_terms(model, rows)
     with torch.no_grad():
@@ -173,7 +172,7 @@ def test_text_scores_pool_a_texts_windows():
     from lorapriv_utils.mia import data
 
     torch.manual_seed(0)
-    model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
+    model = models.new_model(ddp_driver.SHORT, 300, 0)
     windows = data.text_windows([[5, 6, 7, 8], list(range(10, 30))], context=8)
     scores = training.text_scores(model, windows, fraction=1.0)
     assert scores["loss"] == pytest.approx(training.text_losses(model, windows))
@@ -192,8 +191,8 @@ def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
     seen = []
     windows = data.text_windows([list(range(5, 20)), list(range(30, 40)), list(range(50, 70))] * 4, context=8)
     for method in ("lora", "dpsgd", "rowscale"):
-        model = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
-        plain = models.new_model(models.ModelSpec(1, 16, 2, 8, 300), 300, 0)
+        model = models.new_model(ddp_driver.SHORT, 300, 0)
+        plain = models.new_model(ddp_driver.SHORT, 300, 0)
         plain.load_state_dict(model.state_dict())
         cfg = training.TrainConfig(epochs=3, lr=1e-2, batch_size=4, seed=0)
 
@@ -212,15 +211,7 @@ def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
 
 @pytest.mark.slow
 def test_a_damaged_base_model_cache_is_rebuilt(tmp_path, capsys):
-    import dataclasses
-
-    from lorapriv_utils.scale import Hparams, ModelSpec
-
-    tiny = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=16, vocab_size=300, pretrain_epochs=1, batch_size=64)
-    scale = dataclasses.replace(
-        SCALES["cpu-small"],
-        engine=dataclasses.replace(SCALES["cpu-small"].engine, model=tiny, dense=Hparams(1, (1e-3,), 16)),
-    )
+    scale = ddp_driver.SCALE  # the tiny base, pre-trained here in a folder of its own (the test damages it)
     first, _, info = models.pretrained_base(scale, directory=tmp_path)
     first = [p.detach().clone() for p in first.parameters()]  # the loaded weights map the file: copy them first
     weights = Path(info["path"]) / "model.safetensors"

@@ -23,14 +23,9 @@ RTOL = 1e-4  # float32 arithmetic on another CPU moves these by about 1e-6; a ch
 
 
 def _tiny():
-    import torch
+    import ddp_driver
 
-    from lorapriv_utils.mia import models
-    from lorapriv_utils.scale import ModelSpec
-
-    torch.manual_seed(0)
-    spec = ModelSpec(n_layer=1, n_embd=16, n_head=2, block_size=12, vocab_size=300)
-    return models.new_model(spec, 300, 0)
+    return ddp_driver.tiny_base()  # the engine tests' one tiny model, untrained
 
 
 def _windows(seed: int = 0, texts: int = 16):
@@ -38,7 +33,7 @@ def _windows(seed: int = 0, texts: int = 16):
 
     rng = np.random.default_rng(seed)
     rows = [list(rng.integers(1, 300, size=int(rng.integers(5, 20)))) + [0] for _ in range(texts)]
-    return text_windows(rows, 12)
+    return text_windows(rows, 12)  # ddp_driver.TINY's context
 
 
 def _scores(model) -> list[float]:
