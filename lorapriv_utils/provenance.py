@@ -96,17 +96,14 @@ def measured_on(packages: tuple[str, ...] = MANIFEST_PACKAGES) -> dict:
 def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) -> None:
     """The command line of a committed measurement, ``python -m PROG PATH.json`` (scale from LORAPRIV_SCALE):
     ``make_record()`` written as JSON atomically, with the spec of measurement ``kind`` and a checksum."""
-    import json
     import sys
 
-    from .files import atomic_write_text
-    from .mia.report import seal
+    from .mia.report import seal, write_record
     from .mia.specs import measurement_spec
     from .scale import current_scale
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0].startswith("-"):
         raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
-    record = seal(make_record(), measurement_spec(kind, current_scale()))
-    atomic_write_text(args[0], json.dumps(record, indent=1, sort_keys=True) + "\n")
+    record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale())))
     print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")

@@ -192,3 +192,12 @@ def test_the_training_loop_hands_the_optimizer_to_the_hook(base, blocks, monkeyp
     cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=0)
     finetune.fine_tune(copy.deepcopy(base), "flora", blocks, cfg, rank=2)
     assert len(seen) == 3 and all(isinstance(o, torch.optim.AdamW) for o in seen)
+
+
+@pytest.mark.parametrize("method", ["dpsgd", "rowscale"])
+def test_per_text_methods_refuse_to_run_in_several_processes(base, blocks, method):
+    from types import SimpleNamespace
+
+    cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=0)
+    with pytest.raises(ValueError, match=f"{method} clips per text in one process, which each of the 2 processes"):
+        finetune.fine_tune(base, method, blocks, cfg, rank=2, accelerator=SimpleNamespace(num_processes=2))

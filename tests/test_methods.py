@@ -45,3 +45,22 @@ def test_the_measurement_producers_run_from_the_one_command_line(capsys):
         cli.main(["whitebox", "--help"])
     assert "usage: python -m lorapriv_utils.mia.whitebox" in capsys.readouterr().out
     assert set(cli.PRODUCERS) <= set(cli.build_parser().commands)
+
+
+def test_every_record_is_named_by_the_one_cell_name():
+    """Method, rank, noise, seed, in that order, for every kind of record (the committed files are named so)."""
+    from pathlib import Path
+
+    from lorapriv_utils.mia import audit, frontier, lira, runner
+    from lorapriv_utils.scale import DPConfig
+
+    scale = SCALES["cpu-small"]
+    cell = grid.Cell("ptb", "dpsgd", 8, 0)
+    assert grid.cell_name("lora", 8.0, float("nan"), 2, "enron") == "enron/lora-r8-s2"
+    assert grid.Variant("dpsgd", 8, 0.5).name == grid.cell_name("dpsgd", 8, 0.5) == "dpsgd-r8-z0.5"
+    assert runner.result_path(Path("out"), scale, cell) == Path("out/cpu-small/ptb/dpsgd-r8-s0.json")
+    audit_path = audit.audit_path(Path("out"), scale, cell, DPConfig(noise_multiplier=1.0))
+    assert audit_path == Path("out/cpu-small/audit/ptb/dpsgd-r8-z1-s0.json")
+    assert frontier.frontier_path(Path("o"), "s", "ptb", "full", 1) == Path("o/s/frontier/ptb/full-s1.json")
+    assert lira.lira_path(Path("o"), "s", "ptb", "lora-r8", 0) == Path("o/s/lira/ptb/lora-r8-s0.json")
+    assert grid.DPCell("full", 0.0).name == "ptb/full-z0-s0"

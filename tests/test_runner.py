@@ -287,6 +287,7 @@ def test_the_summary_table_and_its_command(tmp_path, capsys):
         (["audit", "--accelerate"], "--accelerate: only `run`"),
         (["lira", "--accelerate"], "--accelerate: only `run`"),
         (["frontier", "--accelerate"], "--accelerate: only `run`"),
+        (["run", "--methods", "lora,dpsgd,rowscale", "--accelerate"], "--accelerate: dpsgd, rowscale clip per text"),
         (["run", "--out", "/dev/null/results"], "--out: cannot write to /dev/null/results"),
         (["run", "--lr", "inf"], "--lr: must be a finite number > 0, got inf"),
         (["frontier", "--dp-rank", "99"], r"--dp-rank: rank\(s\) \[99\] exceed"),

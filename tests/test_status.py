@@ -157,3 +157,23 @@ def test_measured_seconds_sum_the_records_wall_times(tmp_path):
     assert status.measured_seconds("results-b1", root=tmp_path) == 0.0  # nothing there
     with pytest.raises(KeyError, match="no catalogue entry or Make target nothing"):
         status.measured_seconds("nothing")
+
+
+def test_the_one_writer_refuses_unsealed_records_and_scores_that_are_not_its_own(tmp_path):
+    import numpy as np
+
+    scores = {"members": np.array([0.5, 1.5], dtype=np.float32)}
+    record = {"schema": report.SCHEMA, "metrics": {}, "scores_sha256": report.scores_digest(scores)}
+    with pytest.raises(ValueError, match="not sealed"):
+        report.write_record(tmp_path / "a.json", record, scores)
+    report.seal(record)
+    record["metrics"]["late"] = 1  # a field set after sealing
+    with pytest.raises(ValueError, match="not sealed"):
+        report.write_record(tmp_path / "a.json", record, scores)
+    report.seal(record)
+    with pytest.raises(ValueError, match="not the digest"):
+        report.write_record(tmp_path / "a.json", record, {"members": scores["members"] + 1})
+    assert not list(tmp_path.iterdir())  # nothing is written by a refused call
+    report.write_record(tmp_path / "a.json", record, scores)
+    assert report.read_record(tmp_path / "a.json") == record
+    assert report.read_scores_digest(report.scores_path(tmp_path / "a.json")) == record["scores_sha256"]

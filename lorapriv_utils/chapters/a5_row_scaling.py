@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
+from ..mia import resampling
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import projection
@@ -496,10 +497,11 @@ def load_audits(folder=None) -> list[dict]:
 
 def audit_name(record: dict) -> str:
     """A record's short name, as its file is named: method, rank, DP-SGD's multiplier and seed (``dpsgd-r8-z1-s0``)."""
+    from ..mia.grid import cell_name
+
     cell = record["manifest"]["cell"]
-    rank = f"-r{cell['rank']}" if cell["rank"] is not None else ""
-    sigma = f"-z{record['training']['noise_multiplier']:g}" if cell["method"] == "dpsgd" else ""
-    return f"{cell['method']}{rank}{sigma}-s{cell['seed']}"
+    sigma = record["training"]["noise_multiplier"] if cell["method"] == "dpsgd" else None
+    return cell_name(cell["method"], cell["rank"], sigma, cell["seed"])
 
 
 def _label(record: dict) -> str:
@@ -549,10 +551,9 @@ def audit_table(records: list[dict], scale: Scale) -> pd.DataFrame:
         audit, training, cfg = record["audit"], record["training"], record["manifest"]["train_config"]
         scores, included = audited[audit_name(record)]
         draws = [
-            _canary_auc(scores[k], included[k])
-            for k in (rng.integers(0, scores.size, scores.size) for _ in range(AUDIT_RESAMPLES))
+            _canary_auc(scores[k], included[k]) for (k,) in resampling.resamples(rng, (scores.size,), AUDIT_RESAMPLES)
         ]
-        low, high = np.quantile(draws, [0.025, 0.975])
+        low, high = resampling.percentile(draws)
         rows.append(
             {
                 "method": _label(record),
@@ -585,12 +586,12 @@ def audit_differences(records: list[dict], pairs: dict[str, tuple[str, str]], sc
         raise ValueError(f"no audit named {', '.join(missing)} among {', '.join(sorted(audited))}: {REGENERATE}")
     size = next(iter(audited.values()))[0].size
     rng = rng_for(scale.seed, _AUDIT, 1)
-    resamples = [rng.integers(0, size, size) for _ in range(AUDIT_RESAMPLES)]
+    resamples = resampling.resamples(rng, (size,), AUDIT_RESAMPLES)
     rows = []
     for key, (a, b) in pairs.items():
         (sa, inc), (sb, _) = audited[a], audited[b]
-        draws = [_canary_auc(sa[k], inc[k]) - _canary_auc(sb[k], inc[k]) for k in resamples]
-        low, high = np.quantile(draws, [0.025, 0.975])
+        draws = [_canary_auc(sa[k], inc[k]) - _canary_auc(sb[k], inc[k]) for (k,) in resamples]
+        low, high = resampling.percentile(draws)
         point = _canary_auc(sa, inc) - _canary_auc(sb, inc)
         rows.append({"comparison": key, "audit": a, "minus": b, "difference": point, "low": low, "high": high})
     return rounded_frame(pd.DataFrame(rows), 4)

@@ -101,9 +101,9 @@ def results_dir(scale: Scale) -> Path:
 
 
 def variant_name(method: str, rank, noise=None) -> str:
-    rank_part = "" if rank is None or (isinstance(rank, float) and math.isnan(rank)) else f"-r{int(rank)}"
-    noise_part = "" if noise is None or (isinstance(noise, float) and math.isnan(noise)) else f"-z{noise:g}"
-    return f"{method}{rank_part}{noise_part}"
+    from ..mia.grid import cell_name
+
+    return cell_name(method, rank, noise)
 
 
 def label(variant: str) -> str:

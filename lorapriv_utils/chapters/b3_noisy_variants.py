@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
+from ..mia import resampling
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import noisy, wishart
@@ -522,14 +523,14 @@ def paired_difference(
     from ..mia.dp_compare import WEIGHT_SETS
 
     rng = rng_for(seed, 31, WEIGHT_SETS.index(first), WEIGHT_SETS.index(second), int(round(1000 * sigma)))
-    draws = np.empty(resamples)
-    for k in range(resamples):
+    sizes = [size for (am, an), _ in pairs for size in (am.size, an.size)]  # each seed's members, non-members
+    draws = []
+    for draw in resampling.resamples(rng, sizes, resamples):
         total = 0.0
-        for (am, an), (bm, bn) in pairs:
-            im, jn = rng.integers(0, am.size, am.size), rng.integers(0, an.size, an.size)
+        for ((am, an), (bm, bn)), im, jn in zip(pairs, draw[::2], draw[1::2], strict=True):
             total += mia_metrics.roc_auc(am[im], an[jn]) - mia_metrics.roc_auc(bm[im], bn[jn])
-        draws[k] = total / len(pairs)
-    low, high = np.quantile(draws, [0.025, 0.975])
+        draws.append(total / len(pairs))
+    low, high = resampling.percentile(draws)
     return {
         "sigma": sigma,
         "first": first,

@@ -10,26 +10,25 @@ settings and the canary audit's numerics version.
 from __future__ import annotations
 
 import copy
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..files import atomic_write_text
 from ..scale import DPConfig, Scale
 from . import canary, finetune, models, specs
 from .canary import CanaryConfig
-from .grid import Cell
-from .report import SCHEMA, record_checksum
+from .grid import Cell, cell_name
+from .report import SCHEMA, seal, write_record
 from .runner import Runner, perplexity, reused_or_computed
 
 
 def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
     """``<scale>/audit/<dataset>/<method>[-r<rank>][-z<sigma>]-s<seed>.json``: the order of every record's name
     (method, rank, noise, seed), as the grid's and the frontier's."""
-    sigma = "" if dp is None or cell.method != "dpsgd" else f"-z{dp.noise_multiplier:g}"
-    seed = f"-s{cell.seed}"
-    return Path(out) / scale.name / "audit" / f"{cell.name.removesuffix(seed)}{sigma}{seed}.json"
+    sigma = None if dp is None or cell.method != "dpsgd" else dp.noise_multiplier
+    return (
+        Path(out) / scale.name / "audit" / f"{cell_name(cell.method, cell.rank, sigma, cell.seed, cell.dataset)}.json"
+    )
 
 
 def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
@@ -86,8 +85,6 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
                 "train_config": asdict(cfg),
             },
         }
-        record["checksum"] = record_checksum(record)
-        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
-        return record
+        return write_record(path, seal(record))
 
     return reused_or_computed(path, spec, compute, with_scores=False)

@@ -22,6 +22,7 @@ from ..files import check_writable
 from ..scale import SCALES, get_scale
 from . import data, grid, report
 from .canary import CanaryConfig
+from .methods import REGISTRY
 
 
 def _grid_arguments(run: argparse.ArgumentParser) -> None:
@@ -188,6 +189,12 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
         raise ValueError(f"--threads: must be >= 1, got {args.threads}")
     if getattr(args, "accelerate", False) and args.command != "run":
         raise ValueError(f"--accelerate: only `run` trains data-parallel; drop it from `{args.command}`")
+    per_text = [name for name in methods if REGISTRY[name].trainer != "batch"]
+    if getattr(args, "accelerate", False) and per_text:
+        raise ValueError(
+            f"--accelerate: {', '.join(per_text)} clip per text in one process, which every process would repeat; "
+            "run them without --accelerate"
+        )
     if args.command in ("frontier", "audit") and args.reference != "same":
         raise ValueError(
             f"--reference: `{args.command}` has no choice of reference model "

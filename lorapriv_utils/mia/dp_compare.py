@@ -34,7 +34,6 @@ Results: one JSON record per cell, written atomically with a manifest, its spec 
 from __future__ import annotations
 
 import copy
-import json
 import time
 from dataclasses import asdict, replace
 from functools import partial
@@ -45,12 +44,11 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_text
 from ..scale import Scale
 from . import compressed, dp, families, finetune, specs
 from . import metrics as mia_metrics
 from .grid import LOW_RANK, WEIGHT_SETS, DPCell
-from .report import SCHEMA, read_record, record_checksum
+from .report import SCHEMA, read_record, seal, write_record
 from .runner import Runner, attack_metrics, perplexity, reference_seed, reused_or_computed
 from .training import text_losses
 
@@ -190,9 +188,7 @@ def run_cell(work: Runner, cell: DPCell, spec: dict) -> dict:
             "training_seconds": stats["seconds"],
         },
     }
-    record["checksum"] = record_checksum(record)
-    atomic_write_text(result_path(work.out, work.scale, cell), json.dumps(record, indent=1, sort_keys=True))
-    return record
+    return write_record(result_path(work.out, work.scale, cell), seal(record))
 
 
 def run(work: Runner, cells: list[DPCell]) -> list[dict]:

@@ -18,8 +18,6 @@ checksum); an intact, current record is reused, so an interrupted run resumes.
 from __future__ import annotations
 
 import copy
-import io
-import json
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -27,30 +25,24 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..files import atomic_write_bytes, atomic_write_text
 from . import finetune, specs
 from .dp import epsilons
-from .grid import Variant
-from .report import SCHEMA, record_checksum
-from .runner import Runner, perplexity, reference_seed, reused_or_computed, scores_digest, scores_path
+from .grid import Variant, cell_name
+from .report import SCHEMA, seal, write_record
+from .runner import Runner, perplexity, reference_seed, reused_or_computed, scores_digest
 from .training import text_losses, text_scores
 
 __all__ = ["Variant", "frontier_path", "run_base", "run_frontier", "run_point"]
 
 
 def frontier_path(out: Path, scale_name: str, dataset: str, name: str, seed: int) -> Path:
-    return Path(out) / scale_name / "frontier" / dataset / f"{name}-s{seed}.json"
+    return Path(out) / scale_name / "frontier" / f"{cell_name(name, seed=seed, dataset=dataset)}.json"
 
 
 def _write(path: Path, record: dict, scores: dict[str, np.ndarray]) -> dict:
     scores = {k: np.asarray(v, dtype=np.float32) for k, v in scores.items()}  # small files; AUCs need no more
     record["scores_sha256"] = scores_digest(scores)
-    record["checksum"] = record_checksum(record)
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **scores)
-    atomic_write_bytes(scores_path(path), buffer.getvalue())
-    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))  # written last: the commit mark
-    return record
+    return write_record(path, seal(record), scores)
 
 
 def run_base(work: Runner, dataset: str, seed: int) -> dict:

@@ -19,6 +19,18 @@ DEFAULT_RANKS = (8, 16)  # paper A's Table 1
 DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds lorafa and rowscale
 
 
+def cell_name(method: str, rank=None, noise=None, seed: int | None = None, dataset: str | None = None) -> str:
+    """The one name of a trained model's cell, as its record's file is named: ``[dataset/]method[-rR][-zZ][-sS]``
+    (``enron/lora-r8-s0``, ``dpsgd-r8-z1-s0``); a missing or NaN rank or noise is left out."""
+
+    def given(value) -> bool:
+        return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+    name = method + (f"-r{int(rank)}" if given(rank) else "") + (f"-z{noise:g}" if given(noise) else "")
+    name += f"-s{seed}" if seed is not None else ""
+    return f"{dataset}/{name}" if dataset is not None else name
+
+
 FRONTIER_RANKS = (1, 2, 4, 8, 16, 32, 64)  # the rank sweep of the frontier
 FRONTIER_NOISE = (0.5, 1.0, 2.0)  # DP-SGD's noise multipliers on the frontier
 FRONTIER_CHECKPOINTS = (1, 2, 4, 8)  # epochs after which a frontier run is scored
@@ -44,9 +56,7 @@ class Variant:
 
     @property
     def name(self) -> str:
-        rank = "" if self.rank is None else f"-r{self.rank}"
-        noise = "" if self.noise_multiplier is None else f"-z{self.noise_multiplier:g}"
-        return f"{self.method}{rank}{noise}"
+        return cell_name(self.method, self.rank, self.noise_multiplier)
 
 
 def frontier_variants(
@@ -72,8 +82,7 @@ class Cell:
 
     @property
     def name(self) -> str:
-        rank = f"-r{self.rank}" if self.rank is not None else ""
-        return f"{self.dataset}/{self.method}{rank}-s{self.seed}"
+        return cell_name(self.method, self.rank, seed=self.seed, dataset=self.dataset)
 
 
 def check_methods(methods: list[str]) -> list[str]:
@@ -225,5 +234,4 @@ class DPCell:
 
     @property
     def name(self) -> str:
-        rank = "" if self.rank is None else f"-r{self.rank}"
-        return f"{self.dataset}/{self.weights}{rank}-z{self.noise:g}-s{self.seed}"
+        return cell_name(self.weights, self.rank, self.noise, self.seed, self.dataset)

@@ -16,16 +16,14 @@ manifest, to ``<out>/<scale>/lira/<dataset>/<variant>-s<seed>.json`` and ``.scor
 from __future__ import annotations
 
 import copy
-import io
-import json
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_write_bytes, atomic_write_text
-from .report import SCHEMA, record_checksum
+from .grid import cell_name
+from .report import SCHEMA, seal, write_record
 
 
 def lira_signal(target: np.ndarray, references: np.ndarray, spread: float | None = None) -> np.ndarray:
@@ -56,7 +54,7 @@ def lira_signals(
 
 
 def lira_path(out: Path, scale_name: str, dataset: str, variant: str, seed: int) -> Path:
-    return Path(out) / scale_name / "lira" / dataset / f"{variant}-s{seed}.json"
+    return Path(out) / scale_name / "lira" / f"{cell_name(variant, seed=seed, dataset=dataset)}.json"
 
 
 def halves(n_texts: int, k: int, seed: int) -> list[np.ndarray]:
@@ -92,10 +90,10 @@ def run_references(work, cell, lr: float, k: int) -> dict:
     part and score every member and non-member text; an intact, current record is reused."""
     from . import finetune
     from .data import TextWindows
-    from .runner import reused_or_computed, scores_digest, scores_path
+    from .runner import reused_or_computed, scores_digest
     from .training import text_losses
 
-    variant = cell.method if cell.rank is None else f"{cell.method}-r{cell.rank}"
+    variant = cell_name(cell.method, cell.rank)
     path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)
     spec = lira_spec(work, cell, lr, k)
 
@@ -139,11 +137,6 @@ def run_references(work, cell, lr: float, k: int) -> dict:
                 "reference_seeds": {"secret": [cfg.seed + 100 * (i + 1) for i in range(k)], "lora_init": cell.seed},
             },
         }
-        record["checksum"] = record_checksum(record)
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)
-        atomic_write_bytes(scores_path(path), buffer.getvalue())
-        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
-        return record
+        return write_record(path, seal(record), arrays)
 
     return reused_or_computed(path, spec, compute)

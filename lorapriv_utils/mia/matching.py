@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from . import metrics as mia_metrics
+from . import resampling
 from .report import read_record
 
 ATTACKS = ("reference", "loss", "minkpp")  # eq. 24's calibrated attack, the loss attack, Min-K%++
@@ -246,11 +247,11 @@ def matched(
         return out
 
     point = estimate(m_a, m_b, n_a, n_b)
-
-    def within(fold: np.ndarray) -> np.ndarray:
-        return fold[rng.integers(0, fold.size, fold.size)]
-
-    draws = [estimate(within(m_a), within(m_b), within(n_a), within(n_b)) for _ in range(resamples)]
+    folds = (m_a, m_b, n_a, n_b)
+    draws = [
+        estimate(*(fold[i] for fold, i in zip(folds, draw, strict=True)))
+        for draw in resampling.resamples(rng, [fold.size for fold in folds], resamples)
+    ]
     result = {}
     for key, value in point.items():
         stack = np.array([d[key] for d in draws])
@@ -258,7 +259,7 @@ def matched(
         for k in range(value.size):  # a resample can move the front so that a target is unbracketed there
             finite = stack[:, k][np.isfinite(stack[:, k])]
             if np.isfinite(value[k]) and finite.size >= resamples / 2:
-                low[k], high[k] = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
+                low[k], high[k] = resampling.percentile(finite, level)
         result[key] = Matched(targets, value, low, high)
     return result
 

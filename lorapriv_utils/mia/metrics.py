@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import resampling
+
 
 def _signals(values: np.ndarray, name: str) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64).ravel()
@@ -148,13 +150,9 @@ def bootstrap(
 ) -> Interval:
     """Percentile bootstrap interval of ``metric(members, non-members)``, resampling each group separately."""
     m, n = _signals(member_signal, "member_signal"), _signals(nonmember_signal, "nonmember_signal")
-    if resamples < 10 or not 0 < level < 1:
-        raise ValueError(f"need resamples >= 10 and 0 < level < 1, got {resamples}, {level}")
-    values = np.array(
-        [metric(m[rng.integers(0, m.size, m.size)], n[rng.integers(0, n.size, n.size)]) for _ in range(resamples)]
-    )
-    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return Interval(float(metric(m, n)), float(low), float(high), level)
+    draws = [metric(m[i], n[j]) for i, j in resampling.resamples(rng, (m.size, n.size), resamples)]
+    low, high = resampling.percentile(draws, level)
+    return Interval(float(metric(m, n)), low, high, level)
 
 
 def perplexity(total_nll: float, tokens: int) -> float:

@@ -40,6 +40,23 @@ def seal(record: dict, spec: dict | None = None) -> dict:
     return record
 
 
+def write_record(path: Path, record: dict, scores: dict[str, np.ndarray] | None = None) -> dict:
+    """The one writer of a committed result: a sealed record (:func:`seal`) and, for a record with per-text scores,
+    those scores beside it (:func:`scores_path`), written first; the JSON is written last, the commit mark."""
+    from ..files import atomic_write_bytes, atomic_write_text
+
+    if record.get("checksum") != record_checksum({k: v for k, v in record.items() if k != "checksum"}):
+        raise ValueError(f"{path}: the record is not sealed (seal it last, after every field is set)")
+    if scores is not None:
+        if record.get("scores_sha256") != scores_digest(scores):
+            raise ValueError(f"{path}: the record's scores_sha256 is not the digest of the scores written with it")
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **scores)
+        atomic_write_bytes(scores_path(Path(path)), buffer.getvalue())
+    atomic_write_text(Path(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
 def read_record(path: Path) -> dict:
     """A result record (cell or audit) whose checksum verifies; a ValueError says what is wrong otherwise."""
     try:

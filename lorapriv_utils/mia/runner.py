@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import io
 import json
 import os
 import time
@@ -46,7 +45,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..files import Lock, atomic_write_bytes, atomic_write_text
+from ..files import Lock
 from ..provenance import git_commit, git_dirty, package_versions, runtime
 from ..scale import EngineScale, Scale
 from ..store import changed_parts, key_of, spec_differences
@@ -54,7 +53,7 @@ from . import data as data_mod
 from . import finetune, models, specs
 from . import metrics as mia_metrics
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
-from .report import SCHEMA, read_record, read_scores, record_checksum, scores_digest, scores_path, seal
+from .report import SCHEMA, read_record, read_scores, scores_digest, scores_path, seal, write_record
 from .status import wall_seconds
 from .training import row_sums, text_losses, text_scores
 
@@ -574,13 +573,9 @@ class Runner:
                 "target": target is not None,
             }
         record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
-        record["checksum"] = record_checksum(record)
+        record = seal(record)
         if self.accelerator is None or self.accelerator.is_main_process:
-            path = result_path(self.out, self.scale, cell)
-            buffer = io.BytesIO()
-            np.savez_compressed(buffer, **scores)
-            atomic_write_bytes(scores_path(path), buffer.getvalue())
-            atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))  # written last: the commit mark
+            write_record(result_path(self.out, self.scale, cell), record, scores)
         if self.accelerator is not None:
             self.accelerator.wait_for_everyone()
         return record
@@ -604,9 +599,7 @@ class Runner:
         record["metrics"].update(self.cell_attacks(cell, read_scores(scores_path(path)), texts))
         record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
         record["manifest"]["config"] = json.loads(json.dumps(self.config))
-        record = seal(record, spec)
-        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
-        return record
+        return write_record(path, seal(record, spec))
 
     def run(self, cells: list[Cell]) -> list[dict]:
         if self.accelerator is not None:  # data-parallel: every process runs every cell, in lockstep

@@ -30,7 +30,6 @@ trained on D' + {x} ("in") or on D' ("out").
 from __future__ import annotations
 
 import copy
-import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -255,9 +254,8 @@ def main(argv: list[str] | None = None) -> None:
     ``LORAPRIV_SCALE``, written atomically with its checksum."""
     import argparse
 
-    from ..files import atomic_write_text
     from ..scale import current_scale
-    from .report import seal
+    from .report import seal, write_record
     from .runner import set_threads
     from .specs import measurement_spec
 
@@ -267,8 +265,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     set_threads(args.threads)
     scale = current_scale()
-    record = seal(game_record(Runner(scale, out=".")), measurement_spec("whitebox", scale))
-    atomic_write_text(args.path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    record = write_record(args.path, seal(game_record(Runner(scale, out=".")), measurement_spec("whitebox", scale)))
     print(f"wrote {args.path} in {record['wall_seconds']:.0f} s")
     for row in record["rows"]:
         print(

@@ -1,0 +1,36 @@
+"""The book's one bootstrap: resampling indices and percentile intervals (torch-free).
+
+Every interval over texts, canaries or targets in the book comes from these two functions. A paired bootstrap
+applies one resample's indices to every arm it compares (the texts' own variation then cancels in a
+difference); an unpaired one resamples each group on its own. Both draw the same way: resample after resample,
+group after group, ``rng.integers(0, size, size)``. The committed intervals depend on that order, so it is
+pinned by a test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def resamples(rng: np.random.Generator, sizes: Sequence[int], count: int) -> list[tuple[np.ndarray, ...]]:
+    """``count`` bootstrap resamples of groups of ``sizes``: each a tuple of one index array per group, drawn with
+    replacement."""
+    sizes = [int(size) for size in sizes]
+    if count < 10:
+        raise ValueError(f"a bootstrap needs at least 10 resamples, got {count}")
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"every group to resample needs at least one element, got sizes {sizes}")
+    return [tuple(rng.integers(0, size, size) for size in sizes) for _ in range(count)]
+
+
+def percentile(draws, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of level ``level`` of the bootstrap draws of one quantity."""
+    if not 0 < level < 1:
+        raise ValueError(f"the level must lie in (0, 1), got {level!r}")
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim != 1 or draws.size == 0:
+        raise ValueError(f"need a non-empty 1-d array of draws, got shape {draws.shape}")
+    low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)

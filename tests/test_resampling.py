@@ -1,0 +1,50 @@
+import numpy as np
+import pytest
+
+from lorapriv_utils.mia import resampling
+
+
+def test_the_draw_order_is_resample_after_resample_group_after_group():
+    """The committed intervals depend on this order: a change to it must bump the attack-metrics version."""
+    draws = resampling.resamples(np.random.default_rng(5), (3, 2), 10)
+    rng = np.random.default_rng(5)
+    for draw in draws:
+        assert [d.tolist() for d in draw] == [rng.integers(0, 3, 3).tolist(), rng.integers(0, 2, 2).tolist()]
+
+
+def test_the_percentile_interval_of_a_mean_covers_the_truth_about_95_percent_of_the_time():
+    rng = np.random.default_rng(0)
+    covered = 0
+    for _ in range(300):
+        sample = rng.normal(0.0, 1.0, 60)
+        means = [sample[i].mean() for (i,) in resampling.resamples(rng, (sample.size,), 200)]
+        low, high = resampling.percentile(means)
+        covered += low <= 0.0 <= high
+    assert 0.88 <= covered / 300 <= 0.98  # the percentile bootstrap runs a little short at n = 60
+
+
+def test_pairing_cancels_what_two_arms_share():
+    """Two arms that score the same texts up to a small difference: resampling the texts once for both (paired)
+    gives a much narrower interval for their difference than resampling each arm on its own."""
+    rng = np.random.default_rng(1)
+    texts = rng.normal(0.0, 1.0, 200)
+    a, b = texts + 0.1 + rng.normal(0.0, 0.05, 200), texts
+    paired = [a[i].mean() - b[i].mean() for (i,) in resampling.resamples(rng, (200,), 300)]
+    unpaired = [a[i].mean() - b[j].mean() for i, j in resampling.resamples(rng, (200, 200), 300)]
+    width = {name: np.subtract(*resampling.percentile(d)[::-1]) for name, d in (("p", paired), ("u", unpaired))}
+    assert width["p"] < 0.1 * width["u"]
+    assert resampling.percentile(paired)[0] > 0.08  # the shift of 0.1 is resolved only with pairing
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: resampling.resamples(np.random.default_rng(0), (3,), 5), "at least 10 resamples"),
+        (lambda: resampling.resamples(np.random.default_rng(0), (3, 0), 20), "at least one element"),
+        (lambda: resampling.percentile([1.0, 2.0], level=1.0), "level"),
+        (lambda: resampling.percentile([]), "non-empty"),
+    ],
+)
+def test_bad_inputs(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
