@@ -122,6 +122,9 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert numbers["a6_membership_pre_enron_lorar8_auc_gap"] == pytest.approx(0.2)
     assert numbers["a6_membership_pre_enron_lorar8_gain_share"] == 0.734
     assert not any("adapter" in k for k in numbers)
+    assert numbers["a6_membership_pre_runs"] == 2 and "a6_membership_pre_edge_runs" not in numbers
+    edges = a6.scale_numbers(ran.assign(lr_at_edge=[True, False]), "pre", bases)
+    assert edges["a6_membership_pre_edge_runs"] == 1
 
 
 def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):

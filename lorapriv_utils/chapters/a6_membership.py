@@ -787,6 +787,9 @@ def scale_numbers(
                 numbers[f"{tag}_gain_share"] = gain_share(base_ppl[d], full_ppl, _mean(summary, d, v, "ppl"))
         if base_ppl and d in base_ppl:
             numbers[f"{prefix}_{d}_base_ppl"] = base_ppl[d]
+    numbers[f"{prefix}_runs"] = len(summary)
+    if "lr_at_edge" in summary:
+        numbers[f"{prefix}_edge_runs"] = int(summary["lr_at_edge"].sum())
     numbers = {k: v for k, v in numbers.items() if math.isfinite(v)}
     perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
     others = {k: v for k, v in numbers.items() if k not in perplexities}
