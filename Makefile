@@ -117,7 +117,7 @@ results-a6: $(STAMP)
 # Enron and PubMed are read from DATA_DIR (never copied into the repository).
 DATA_DIR ?= ../shared/data
 results-a6-large: $(STAMP)
-	LORAPRIV_SCALE=cpu-large $(BIN)/python -c "from lorapriv_utils.mia.models import pretrained_base; from lorapriv_utils.scale import current_scale; pretrained_base(current_scale(), progress=True)"
+	LORAPRIV_SCALE=cpu-large $(BIN)/python -c "from lorapriv_utils.mia.engine.models import pretrained_base; from lorapriv_utils.scale import current_scale; pretrained_base(current_scale(), progress=True)"
 	pids=""; for i in 0 1; do \
 	  $(BIN)/python -m lorapriv_utils run --scale cpu-large --methods full,adapter,lora --ranks 8,16 --seeds 0 \
 	    --data-dir $(DATA_DIR) --out results/published --shard $$i/2 --threads 1 & pids="$$pids $$!"; \

@@ -1,6 +1,6 @@
 """The catalogue of committed results: one entry per group of records under ``results/published``.
 
-Each entry names where its records lie, their kind (which spec, ``lorapriv_utils.mia.specs``, says what
+Each entry names where its records lie, their kind (which spec, ``lorapriv_utils.mia.records.specs``, says what
 they depend on), the scale they were made at, the Make target and command that regenerate them, and the
 chapter that reads them.  The status check (``python -m lorapriv_utils status``) and its test walk this
 list; a new committed result is one entry here.  Torch-free.

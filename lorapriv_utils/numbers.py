@@ -111,7 +111,7 @@ def measured_times(prefix: str, groups: dict[str, tuple[str, ...]], unit: str = 
     """The run times a chapter quotes, keyed ``<prefix>_<name>_<unit>``: each group's catalogue entries or Make
     targets, summed over their records' own measured wall times (``mia.status.measured_seconds``), to two
     significant digits.  Never typed: a rerun that took longer changes the number."""
-    from .mia.status import measured_seconds
+    from .mia.records.status import measured_seconds
 
     if unit not in UNITS:
         raise ValueError(f"unit: choose one of {', '.join(UNITS)}, got {unit!r}")

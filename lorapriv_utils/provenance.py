@@ -98,8 +98,8 @@ def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) 
     ``make_record()`` written as JSON atomically, with the spec of measurement ``kind`` and a checksum."""
     import sys
 
-    from .mia.report import seal, write_record
-    from .mia.specs import measurement_spec
+    from .mia.records.report import seal, write_record
+    from .mia.records.specs import measurement_spec
     from .scale import current_scale
 
     args = sys.argv[1:] if argv is None else argv

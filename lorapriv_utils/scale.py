@@ -37,10 +37,10 @@ class ModelSpec:
     batch_size: int = 16
     hub_id: str | None = None
     hub_revision: str | None = None  # a commit or tag of ``hub_id`` (None: the hub's current main, recorded as loaded)
-    family: str = "gpt2"  # the architecture (``lorapriv_utils.mia.families``): "gpt2" or "llama"
+    family: str = "gpt2"  # the architecture (``lorapriv_utils.mia.engine.families``): "gpt2" or "llama"
     n_kv_head: int | None = None  # key and value heads (Llama's grouped-query attention; None: n_head)
     n_inner: int | None = None  # the MLP's width (None: 4 n_embd)
-    gguf: str | None = None  # a pretrained GGUF source (``lorapriv_utils.mia.pretrained.SOURCES``): load it instead
+    gguf: str | None = None  # a pretrained GGUF source (``mia.engine.pretrained.SOURCES``): load it instead
 
     def identity(self) -> dict:
         """The fields as keys and manifests record them.  Fields added after records were made are left out
@@ -251,7 +251,7 @@ SCALES: dict[str, Scale] = {
         "PubMed: hours on 2 cores, its records committed",
         mc_draws=400_000,
         mc_chunk=200_000,
-        # SmolLM2-135M-Instruct (lorapriv_utils.mia.pretrained): Llama architecture, 30 blocks of width 576, 9
+        # SmolLM2-135M-Instruct (lorapriv_utils.mia.engine.pretrained): Llama architecture, 30 blocks of width 576, 9
         # query and 3 key/value heads, GPT-2's size class (134.5M parameters against 124.4M), its 4-bit GGUF
         # weights dequantised to float32.  Each text is cut to its first 128-token window, so that an e-mail
         # or an abstract costs one window.  LoRA and the adapters sit on q_proj and v_proj.

@@ -162,7 +162,7 @@ display_table(a5_row_scaling.cost_table(cost, larger_cost))
 # A certificate bounds $\varepsilon$ from above, and only DP-SGD has one. An audit bounds it from
 # below, for any training method: if some test tells apart "this text was trained on" from "it was
 # not" too well, no smaller $\varepsilon$ can hold. `make results-a5` runs the one-run audit of
-# Steinke, Nasr and Jagielski (`lorapriv_utils.mia.audit`): the split's held-out Penn Treebank
+# Steinke, Nasr and Jagielski (`lorapriv_utils.mia.experiments.audit`): the split's held-out Penn Treebank
 # lines serve as canaries, each added to the members with probability 1/2 (one fair coin per
 # canary, shared by every method); each method is trained once on the members plus the canaries
 # that came up "in", with its learning rate from the grid's rule; every canary is scored by how

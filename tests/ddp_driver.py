@@ -12,8 +12,10 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from lorapriv_utils.mia import cli, finetune, models, runner
-from lorapriv_utils.mia.training import TrainConfig, block_losses
+from lorapriv_utils.mia import cli
+from lorapriv_utils.mia.engine import finetune, models
+from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
+from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES, Hparams, ModelSpec
 
 # The one tiny model of the engine tests: untrained (tiny_base) or pre-trained once per test session

@@ -1,6 +1,6 @@
 """Write a tiny Llama model and its BPE tokenizer as a GGUF file, as llama.cpp's converter lays one out.
 
-The tests load it through the engine's GGUF source (``lorapriv_utils.mia.pretrained``) and compare the
+The tests load it through the engine's GGUF source (``lorapriv_utils.mia.engine.pretrained``) and compare the
 result with the model written: a round trip through transformers' GGUF loader, on a file of a few hundred
 kilobytes instead of the 98 MB SmolLM2 file.
 """

@@ -99,7 +99,7 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
     other.write_text("{}")
     with pytest.raises(ValueError, match="checksum mismatch"):  # every committed record carries a checksum
         a5.load_real_multiplier(other)
-    from lorapriv_utils.mia.report import seal
+    from lorapriv_utils.mia.records.report import seal
 
     other.write_text(json.dumps(seal({})))
     with pytest.raises(ValueError, match="not a multiplier record"):
@@ -110,8 +110,8 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
 
 def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400) -> list[dict]:
     """Synthetic audit records: canaries shared by all, the included ones' scores shifted by each method's value."""
-    from lorapriv_utils.mia import canary
-    from lorapriv_utils.mia.report import record_checksum
+    from lorapriv_utils.mia.attacks import canary
+    from lorapriv_utils.mia.records.report import record_checksum
 
     included = canary.inclusion(m, seed=0)
     config = canary.CanaryConfig(m, 50)

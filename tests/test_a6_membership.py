@@ -13,7 +13,9 @@ from conftest import registered
 
 from lorapriv_utils import ledger
 from lorapriv_utils.chapters import a6_membership as a6
-from lorapriv_utils.mia import frontier, grid, lira, models, runner
+from lorapriv_utils.mia.attacks import lira
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.experiments import frontier, grid, runner
 from lorapriv_utils.scale import SCALES, Hparams
 
 SCALE = replace(
@@ -128,7 +130,7 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
 
 
 def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
-    from lorapriv_utils.mia.report import seal
+    from lorapriv_utils.mia.records.report import seal
 
     monkeypatch.setattr(a6, "results_dir", lambda scale: tmp_path / scale.name)
     folder = tmp_path / a6.PRETRAINED / "frontier" / "enron"

@@ -6,7 +6,7 @@ import ddp_driver
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import alignment
+from lorapriv_utils.mia.experiments import alignment
 from lorapriv_utils.theory.montecarlo import rng_for
 
 

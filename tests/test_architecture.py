@@ -1,7 +1,9 @@
 """The package's layout holds: what may import what, and one name per chapter.
 
 * ``theory`` imports neither torch nor the engine nor the chapters;
-* ``mia`` does not import the chapters;
+* ``mia`` does not import the chapters; its engine (data, models, methods, training) imports none of its
+  attacks, experiments or records, and its records (the committed results' reader, writer, specs and status)
+  load no torch;
 * a chapter module imports no other chapter module;
 * a chapter key names its book page, notebook pair, ledger file and test file.
 """
@@ -17,6 +19,7 @@ from lorapriv_utils import ledger
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "lorapriv_utils"
+RUN = {"capture_output": True, "text": True, "check": True, "cwd": REPO}  # the checkout's package, not another
 CHAPTERS = sorted(p.stem for p in (PACKAGE / "chapters").glob("*.py") if p.stem != "__init__")
 
 
@@ -37,7 +40,10 @@ def _imports(path: Path) -> set[str]:
 
 
 def _modules(folder: str) -> list[Path]:
-    return sorted((PACKAGE / folder).glob("*.py"))
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+MIA_PARTS = ("engine", "attacks", "experiments", "records")
 
 
 @pytest.mark.parametrize("path", _modules("theory"), ids=lambda p: p.name)
@@ -54,13 +60,30 @@ def test_theory_imports_no_torch_no_engine_no_chapter(path):
 def test_importing_theory_loads_no_torch():
     names = ", ".join(f"lorapriv_utils.theory.{p.stem}" for p in _modules("theory") if p.stem != "__init__")
     code = f"import sys, {names}; import lorapriv_utils.scale, lorapriv_utils.ledger; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], **RUN)
     assert out.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("path", _modules("mia"), ids=lambda p: p.name)
 def test_engine_imports_no_chapter(path):
     assert not {n for n in _imports(path) if n.startswith("lorapriv_utils.chapters")}
+
+
+def test_mia_is_split_by_role():
+    assert {p.parent.name for p in _modules("mia") if p.stem != "__init__"} == {"mia", *MIA_PARTS}
+    assert [p.stem for p in (PACKAGE / "mia").glob("*.py")] in (["__init__", "cli"], ["cli", "__init__"])
+
+
+@pytest.mark.parametrize("path", _modules("mia/engine"), ids=lambda p: p.name)
+def test_the_engine_imports_no_attack_experiment_or_record(path):
+    above = tuple(f"lorapriv_utils.mia.{part}" for part in MIA_PARTS if part != "engine")
+    assert not {n for n in _imports(path) if n.startswith(above)}, f"{path.name} imports {sorted(_imports(path))}"
+
+
+def test_the_records_load_no_torch():
+    names = ", ".join(f"lorapriv_utils.mia.records.{p.stem}" for p in _modules("mia/records") if p.stem != "__init__")
+    out = subprocess.run([sys.executable, "-c", f"import sys, {names}; print('torch' in sys.modules)"], **RUN)
+    assert out.stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("key", CHAPTERS)

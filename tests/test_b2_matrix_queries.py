@@ -66,7 +66,7 @@ def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
 def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
     import json
 
-    from lorapriv_utils.mia.report import record_checksum
+    from lorapriv_utils.mia.records.report import record_checksum
 
     def row(rank, separated, fitted=True):
         return {

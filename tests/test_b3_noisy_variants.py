@@ -44,7 +44,7 @@ SHIFTS = {"full": 0.6, "adapter": 0.2, "lorafa": 0.2, "lora": 0.2, "compressed":
 def _record(weights, sigma, seed, shift, ppl, eps=None, noise_used=None, n=120):
     """A dp_compare record with text losses: each text has a difficulty shared by every model (so that a paired
     comparison can cancel it), members' losses lowered by ``shift``, the reference unshifted."""
-    from lorapriv_utils.mia import metrics as mia_metrics
+    from lorapriv_utils.mia.attacks import metrics as mia_metrics
 
     hardness = np.random.default_rng([seed, 1]).normal(4.0, 1.0, size=2 * n)
     own = np.random.default_rng([seed, 2, len(weights), int(10 * sigma)]).normal(0.0, 0.1, size=(2, 2 * n))

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 from lorapriv_utils import store
-from lorapriv_utils.mia import audit, canary, cli, models, runner
+from lorapriv_utils.mia import cli
+from lorapriv_utils.mia.attacks import canary
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.experiments import audit, runner
 from lorapriv_utils.scale import SCALES, DPConfig
 from lorapriv_utils.store import key_of
 

@@ -9,9 +9,10 @@ import pytest
 import torch
 from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 
-from lorapriv_utils.mia import compressed, dp, dp_compare, families
-from lorapriv_utils.mia.data import TextWindows
-from lorapriv_utils.mia.training import TrainConfig
+from lorapriv_utils.mia.engine import compressed, dp, families
+from lorapriv_utils.mia.engine.data import TextWindows
+from lorapriv_utils.mia.engine.training import TrainConfig
+from lorapriv_utils.mia.experiments import dp_compare
 from lorapriv_utils.scale import DPConfig
 
 

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import data
+from lorapriv_utils.mia.engine import data
 
 
 def test_ptb_has_the_standard_splits():

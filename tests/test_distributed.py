@@ -15,7 +15,8 @@ import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import models, runner
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES
 
 pytestmark = [pytest.mark.slow, pytest.mark.distributed]

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import dp, finetune, per_text
-from lorapriv_utils.mia.data import TextWindows
-from lorapriv_utils.mia.training import TrainConfig, row_nll
+from lorapriv_utils.mia.engine import dp, finetune, per_text
+from lorapriv_utils.mia.engine.data import TextWindows
+from lorapriv_utils.mia.engine.training import TrainConfig, row_nll
 from lorapriv_utils.scale import DPConfig
 
 OWNER = np.array([0, 0, 1, 2, 2, 3])  # texts 0 and 2 span two windows each

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import dp, dp_compare, models
-from lorapriv_utils.mia.data import TextWindows
-from lorapriv_utils.mia.runner import Runner
-from lorapriv_utils.mia.training import TrainConfig, row_nll
+from lorapriv_utils.mia.engine import dp, models
+from lorapriv_utils.mia.engine.data import TextWindows
+from lorapriv_utils.mia.engine.training import TrainConfig, row_nll
+from lorapriv_utils.mia.experiments import dp_compare
+from lorapriv_utils.mia.experiments.runner import Runner
 from lorapriv_utils.scale import DPConfig
 
 

@@ -7,22 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import (
-    alignment,
-    audit,
-    canary,
-    dp_compare,
-    families,
-    finetune,
-    frontier,
-    grid,
-    lora_step,
-    models,
-    multiplier,
-    runner,
-    whitebox,
-)
-from lorapriv_utils.mia.training import TrainConfig, block_losses
+from lorapriv_utils.mia.attacks import canary
+from lorapriv_utils.mia.engine import families, finetune, lora_step, models
+from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
+from lorapriv_utils.mia.experiments import alignment, audit, dp_compare, frontier, grid, multiplier, runner, whitebox
 from lorapriv_utils.scale import DPConfig, ModelSpec
 
 BASES = {"gpt2": ddp_driver.tiny_base, "llama": ddp_driver.tiny_llama}

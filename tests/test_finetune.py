@@ -9,8 +9,9 @@ import pytest
 import torch
 from torch.func import functional_call, grad, vmap
 
-from lorapriv_utils.mia import finetune, runner
-from lorapriv_utils.mia.training import TrainConfig, block_losses
+from lorapriv_utils.mia.engine import finetune
+from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
+from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES
 
 

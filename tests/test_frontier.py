@@ -6,7 +6,9 @@ import ddp_driver
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import cli, frontier, grid, models, runner
+from lorapriv_utils.mia import cli
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.experiments import frontier, grid, runner
 from lorapriv_utils.scale import SCALES
 
 SCALE = ddp_driver.SCALE
@@ -54,13 +56,13 @@ def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypat
     assert not np.array_equal(scores["e1_members_target"], scores["e2_members_target"])
     base = frontier.run_base(work, "synthetic-email", 0)
     assert base["checkpoints"][0]["epoch"] == 0 and base["checkpoints"][0]["validation_perplexity"] > 1
-    from lorapriv_utils.mia import matching
+    from lorapriv_utils.mia.attacks import matching
 
     curves = matching.load_curves(path.parent)
     assert list(curves) == ["dpsgd-r2-z1"]
     points = curves["dpsgd-r2-z1"].points
     assert [p.epoch for p in points] == [0, 1, 2] and points[2].epsilon == second["epsilon"]
-    from lorapriv_utils.mia import metrics
+    from lorapriv_utils.mia.attacks import metrics
 
     assert metrics.roc_auc(*points[0].signals["reference"]) == 0.5  # the base model is its own reference
 

@@ -4,7 +4,10 @@ import ddp_driver
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import cli, lira, metrics, models, runner
+from lorapriv_utils.mia import cli
+from lorapriv_utils.mia.attacks import lira, metrics
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES
 
 SCALE = ddp_driver.SCALE

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import lora_step
+from lorapriv_utils.mia.engine import lora_step
 
 
 def test_plain_sgd_steps_move_the_merged_weights_by_a_multiple_of_m_g():

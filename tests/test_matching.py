@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lorapriv_utils.mia import matching
-from lorapriv_utils.mia import metrics as mm
+from lorapriv_utils.mia.attacks import matching
+from lorapriv_utils.mia.attacks import metrics as mm
 
 
 def _point(name, ppl, shift, rng, n=400):

@@ -5,7 +5,9 @@ import dataclasses
 import pytest
 
 from lorapriv_utils import store
-from lorapriv_utils.mia import finetune, grid, methods, specs
+from lorapriv_utils.mia.engine import finetune, methods
+from lorapriv_utils.mia.experiments import grid
+from lorapriv_utils.mia.records import specs
 from lorapriv_utils.scale import SCALES, EngineScale
 
 
@@ -39,11 +41,11 @@ def test_an_unknown_method_is_one_clear_error():
 def test_the_measurement_producers_run_from_the_one_command_line(capsys):
     from lorapriv_utils.mia import cli
 
-    with pytest.raises(SystemExit, match="usage: python -m lorapriv_utils.mia.multiplier PATH.json"):
+    with pytest.raises(SystemExit, match="usage: python -m lorapriv_utils.mia.experiments.multiplier PATH.json"):
         cli.main(["multiplier", "--help"])  # a usage line, never a measurement written to "--help"
     with pytest.raises(SystemExit):
         cli.main(["whitebox", "--help"])
-    assert "usage: python -m lorapriv_utils.mia.whitebox" in capsys.readouterr().out
+    assert "usage: python -m lorapriv_utils.mia.experiments.whitebox" in capsys.readouterr().out
     assert set(cli.PRODUCERS) <= set(cli.build_parser().commands)
 
 
@@ -51,7 +53,8 @@ def test_every_record_is_named_by_the_one_cell_name():
     """Method, rank, noise, seed, in that order, for every kind of record (the committed files are named so)."""
     from pathlib import Path
 
-    from lorapriv_utils.mia import audit, frontier, lira, runner
+    from lorapriv_utils.mia.attacks import lira
+    from lorapriv_utils.mia.experiments import audit, frontier, runner
     from lorapriv_utils.scale import DPConfig
 
     scale = SCALES["cpu-small"]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from lorapriv_utils.mia import metrics as mm
+from lorapriv_utils.mia.attacks import metrics as mm
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ import pytest
 import torch
 import transformers
 
-from lorapriv_utils.mia import models, runner, training
+from lorapriv_utils.mia.engine import models, training
+from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES
 
 
@@ -50,7 +51,7 @@ def test_training_lowers_the_loss_and_block_losses_are_per_block():
 
 
 def test_encode_blocks_joins_texts_with_end_of_text():
-    from lorapriv_utils.mia import tokenization
+    from lorapriv_utils.mia.engine import tokenization
 
     tok = tokenization.gpt2_tokenizer()
     out = models.encode_blocks(tok, ["Hello world", "Hello world"], 3)
@@ -61,7 +62,7 @@ def test_hub_model_without_network_is_one_clear_error(monkeypatch):
     def offline(*args, **kwargs):
         raise OSError("no route to host")
 
-    from lorapriv_utils.mia import data
+    from lorapriv_utils.mia.engine import data
 
     monkeypatch.setattr(data, "check_hub_reachable", lambda timeout=5.0: None)  # the host answers, loading fails
     monkeypatch.setattr(transformers.GPT2LMHeadModel, "from_pretrained", offline)
@@ -83,7 +84,7 @@ def test_hub_model_without_a_connection_tries_once(monkeypatch):
 
 
 def test_encode_texts_keeps_texts_apart():
-    from lorapriv_utils.mia import tokenization
+    from lorapriv_utils.mia.engine import tokenization
 
     tok = tokenization.gpt2_tokenizer()
     windows = models.encode_texts(tok, ["Hello world", "Hello world, hello again and again"], 4)
@@ -119,7 +120,7 @@ def test_pretraining_corpus_is_disjoint_from_ptb_fine_tuning_splits():
 
 
 def test_losses_per_row_and_per_text_ignore_padding():
-    from lorapriv_utils.mia import data
+    from lorapriv_utils.mia.engine import data
 
     torch.manual_seed(0)
     model = models.new_model(ddp_driver.SHORT, 300, 0)
@@ -169,7 +170,7 @@ def test_lowest_fraction_mean_pools_each_groups_lowest_values():
 
 
 def test_text_scores_pool_a_texts_windows():
-    from lorapriv_utils.mia import data
+    from lorapriv_utils.mia.engine import data
 
     torch.manual_seed(0)
     model = models.new_model(ddp_driver.SHORT, 300, 0)
@@ -185,7 +186,7 @@ def test_text_scores_pool_a_texts_windows():
 
 @pytest.mark.slow
 def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
-    from lorapriv_utils.mia import data, finetune
+    from lorapriv_utils.mia.engine import data, finetune
 
     torch.manual_seed(0)
     seen = []
@@ -237,7 +238,7 @@ def test_progress_without_a_terminal_is_a_line_every_five_percent():
 def test_a_hub_model_is_loaded_at_its_revision_and_the_commit_recorded(monkeypatch):
     import dataclasses
 
-    from lorapriv_utils.mia import data
+    from lorapriv_utils.mia.engine import data
 
     seen = {}
 

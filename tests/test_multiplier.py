@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import finetune, multiplier
+from lorapriv_utils.mia.engine import finetune
+from lorapriv_utils.mia.experiments import multiplier
 from lorapriv_utils.theory import projection
 
 

@@ -74,7 +74,7 @@ def test_check_rank(bad):
 
 
 def test_measured_times_come_from_the_records(monkeypatch):
-    from lorapriv_utils.mia import status
+    from lorapriv_utils.mia.records import status
     from lorapriv_utils.numbers import measured_times
 
     seconds = {("whitebox",): 3725.0, ("alignment", "results-b3"): 30.0}

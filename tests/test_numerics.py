@@ -29,7 +29,7 @@ def _tiny():
 
 
 def _windows(seed: int = 0, texts: int = 16):
-    from lorapriv_utils.mia.data import text_windows
+    from lorapriv_utils.mia.engine.data import text_windows
 
     rng = np.random.default_rng(seed)
     rows = [list(rng.integers(1, 300, size=int(rng.integers(5, 20)))) + [0] for _ in range(texts)]
@@ -37,15 +37,15 @@ def _windows(seed: int = 0, texts: int = 16):
 
 
 def _scores(model) -> list[float]:
-    from lorapriv_utils.mia.training import text_scores
+    from lorapriv_utils.mia.engine.training import text_scores
 
     values = text_scores(model, _windows(1))
     return [*values["loss"].tolist(), *values["minkpp"].tolist()]
 
 
 def _fine_tuned(method: str, rank: int | None = None) -> list[float]:
-    from lorapriv_utils.mia import finetune
-    from lorapriv_utils.mia.training import TrainConfig
+    from lorapriv_utils.mia.engine import finetune
+    from lorapriv_utils.mia.engine.training import TrainConfig
     from lorapriv_utils.scale import DPConfig, RowScaleConfig
 
     cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=4, seed=3)
@@ -56,8 +56,9 @@ def _fine_tuned(method: str, rank: int | None = None) -> list[float]:
 
 
 def _compressed() -> list[float]:
-    from lorapriv_utils.mia import compressed, dp_compare
-    from lorapriv_utils.mia.training import TrainConfig
+    from lorapriv_utils.mia.engine import compressed
+    from lorapriv_utils.mia.engine.training import TrainConfig
+    from lorapriv_utils.mia.experiments import dp_compare
     from lorapriv_utils.scale import DPConfig
 
     model, params = dp_compare.dp_parameters(_tiny(), "adapter", None, 3)
@@ -67,8 +68,9 @@ def _compressed() -> list[float]:
 
 
 def _dp_weights() -> list[float]:
-    from lorapriv_utils.mia import dp, dp_compare
-    from lorapriv_utils.mia.training import TrainConfig
+    from lorapriv_utils.mia.engine import dp
+    from lorapriv_utils.mia.engine.training import TrainConfig
+    from lorapriv_utils.mia.experiments import dp_compare
     from lorapriv_utils.scale import DPConfig
 
     model, params = dp_compare.dp_parameters(_tiny(), "lorafa", 4, 3, a_seed=5)
@@ -78,7 +80,7 @@ def _dp_weights() -> list[float]:
 
 
 def _split() -> list[str]:
-    from lorapriv_utils.mia import data
+    from lorapriv_utils.mia.engine import data
 
     texts = data.synthetic_emails(90, 4)
     corpus = data.Corpus("synthetic-email", texts[:80] + texts[:5], texts[80:])
@@ -87,7 +89,7 @@ def _split() -> list[str]:
 
 
 def _tokenizer() -> list[int]:
-    from lorapriv_utils.mia import data, tokenization
+    from lorapriv_utils.mia.engine import data, tokenization
 
     texts = data.synthetic_emails(60, 1)
     tokenizer = tokenization.train_small_bpe(texts, vocab_size=400)
@@ -95,7 +97,7 @@ def _tokenizer() -> list[int]:
 
 
 def _pretraining() -> list[float]:
-    from lorapriv_utils.mia.training import TrainConfig, train_language_model
+    from lorapriv_utils.mia.engine.training import TrainConfig, train_language_model
 
     model = _tiny()
     blocks = np.random.default_rng(2).integers(0, 300, size=(16, 12))
@@ -104,7 +106,7 @@ def _pretraining() -> list[float]:
 
 
 def _attack_metrics() -> list[float]:
-    from lorapriv_utils.mia.runner import attack_metrics
+    from lorapriv_utils.mia.experiments.runner import attack_metrics
 
     rng = np.random.default_rng(9)
     members, nonmembers = rng.normal(0.3, 1, 120), rng.normal(0, 1, 120)
@@ -145,7 +147,7 @@ def _same(pinned, measured) -> bool:
 
 
 def test_every_tripwire_component_is_declared_and_every_method_has_a_tripwire():
-    from lorapriv_utils.mia.methods import REGISTRY
+    from lorapriv_utils.mia.engine.methods import REGISTRY
     from lorapriv_utils.store import NUMERICS
 
     for components, _ in TRIPWIRES.values():

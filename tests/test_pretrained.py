@@ -8,8 +8,8 @@ import gguf_writer  # tests/ is on sys.path under pytest's default import mode
 import pytest
 import torch
 
-from lorapriv_utils.mia import models, pretrained, tokenization
-from lorapriv_utils.mia.data import pretraining_texts
+from lorapriv_utils.mia.engine import models, pretrained, tokenization
+from lorapriv_utils.mia.engine.data import pretraining_texts
 from lorapriv_utils.scale import SCALES, ModelSpec, Scale
 
 PINNED_TEXT = "The committee approved the budget for the new hospital wing on Tuesday."

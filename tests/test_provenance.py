@@ -24,8 +24,8 @@ def test_measurement_main_writes_the_record_atomically(tmp_path):
 
     import pytest
 
-    from lorapriv_utils.mia.report import read_record
-    from lorapriv_utils.mia.specs import measurement_spec
+    from lorapriv_utils.mia.records.report import read_record
+    from lorapriv_utils.mia.records.specs import measurement_spec
     from lorapriv_utils.scale import current_scale
     from lorapriv_utils.store import key_of
 

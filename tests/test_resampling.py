@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import resampling
+from lorapriv_utils.mia.attacks import resampling
 
 
 def test_the_draw_order_is_resample_after_resample_group_after_group():

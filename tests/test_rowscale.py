@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from lorapriv_utils.mia import finetune, rowscale
-from lorapriv_utils.mia.data import TextWindows
-from lorapriv_utils.mia.training import TrainConfig, row_nll
+from lorapriv_utils.mia.engine import finetune, rowscale
+from lorapriv_utils.mia.engine.data import TextWindows
+from lorapriv_utils.mia.engine.training import TrainConfig, row_nll
 from lorapriv_utils.scale import RowScaleConfig
 
 RANK = 4

@@ -17,7 +17,10 @@ import pytest
 import torch
 
 from lorapriv_utils import store
-from lorapriv_utils.mia import cli, grid, models, report, runner
+from lorapriv_utils.mia import cli
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.experiments import grid, runner
+from lorapriv_utils.mia.records import report
 from lorapriv_utils.scale import SCALES
 from lorapriv_utils.store import key_of
 
@@ -98,7 +101,7 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
         60,
     )
     assert runner.scores_digest(scores) == record["scores_sha256"]
-    from lorapriv_utils.mia import metrics as mia_metrics
+    from lorapriv_utils.mia.attacks import metrics as mia_metrics
 
     signal = mia_metrics.reference_signal
     auc = mia_metrics.roc_auc(
@@ -214,7 +217,7 @@ def test_keys_follow_what_the_numbers_depend_on(tmp_path):
     for source in copy_of.rglob("*.py"):
         source.write_text(source.read_text(encoding="utf-8") + "\n# a comment in every file\n", encoding="utf-8")
     script = (
-        "import json; from lorapriv_utils.mia import runner; from test_runner import SCALE; "
+        "import json; from lorapriv_utils.mia.experiments import runner; from test_runner import SCALE; "
         f"assert runner.__file__.startswith({str(copy_of)!r}); w = runner.Runner(SCALE, '.', progress=False); "
         "print(json.dumps([w.key(runner.Cell('synthetic-email', m, r, 0)) for m, r in "
         "(('full', None), ('lora', 2), ('dpsgd', 2))]))"
@@ -399,7 +402,8 @@ def test_reference_models_draw_their_own_randomness(tmp_path, monkeypatch):
     """Eq. 24's reference must not share the target's DP noise, sampling or data order (with shared noise
     the difference L(target) - L(reference) cancels it and overstates the leakage), but shares LoRA's
     start A, which is public: it ships with the adapter."""
-    from lorapriv_utils.mia import finetune, frontier
+    from lorapriv_utils.mia.engine import finetune
+    from lorapriv_utils.mia.experiments import frontier
 
     seeds, starts = [], []
     real_fine_tune, real_prepare = finetune.fine_tune, finetune.prepare
@@ -441,7 +445,7 @@ def test_reference_models_draw_their_own_randomness(tmp_path, monkeypatch):
 
 def test_part_caps_set_the_texts_of_each_part(tmp_path):
     """A long-text corpus keeps its own cap per part; the others keep the scale's (EngineScale.part_caps)."""
-    from lorapriv_utils.mia import tokenization
+    from lorapriv_utils.mia.engine import tokenization
 
     engine = replace(SCALE.engine, max_texts_per_part=50, part_caps=(("pubmed", 12),), max_validation_texts=9)
     tokenizer, folder = tokenization.gpt2_tokenizer(), _local_corpus(tmp_path / "data", 3)
@@ -470,7 +474,7 @@ def test_a_cell_another_run_holds_is_deferred_then_reused(tmp_path, monkeypatch)
 
 def test_a_tiny_corpus_is_refused_not_given_a_confident_auc(tmp_path):
     """Ten records gave 3 members and 3 non-members and AUC 1.000 [1.000, 1.000]: refused in one line."""
-    from lorapriv_utils.mia import tokenization
+    from lorapriv_utils.mia.engine import tokenization
 
     (tmp_path / "pubmed").mkdir()
     rows = [json.dumps({"text": f"abstract number {i} about a topic of its own {i * 7}"}) for i in range(10)]
@@ -493,7 +497,7 @@ def test_every_option_of_every_command_has_help():
 def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch):
     """The expensive unit is one trained model's scores: widening LoRA's grid by a rate trains that rate
     alone (and the target, if the new rate wins), and the record equals a fresh run's on the wider grid."""
-    from lorapriv_utils.mia import finetune
+    from lorapriv_utils.mia.engine import finetune
 
     trained = []
     real_fine_tune = finetune.fine_tune

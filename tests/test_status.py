@@ -9,7 +9,7 @@ import pytest
 
 from lorapriv_utils import catalogue, store
 from lorapriv_utils.catalogue import CATALOGUE, PUBLISHED
-from lorapriv_utils.mia import report, status
+from lorapriv_utils.mia.records import report, status
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_the_status_command_imports_no_torch_and_exits_1_on_a_stale_record(tmp_p
     folder.mkdir()
     record = json.loads((PUBLISHED / "multiplier" / "cpu-small-pretrained.json").read_text())
     record["manifest"]["key"]["numerics"] = "0" * 16
-    from lorapriv_utils.mia.report import seal
+    from lorapriv_utils.mia.records.report import seal
 
     (folder / "cpu-small-pretrained.json").write_text(json.dumps(seal(record)))
     done = subprocess.run(

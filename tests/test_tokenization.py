@@ -1,6 +1,6 @@
 import pytest
 
-from lorapriv_utils.mia import tokenization
+from lorapriv_utils.mia.engine import tokenization
 
 
 def test_gpt2_tokenizer_gives_gpt2_ids_offline():

@@ -5,10 +5,11 @@ import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
 
-from lorapriv_utils.mia import models, whitebox
-from lorapriv_utils.mia.data import TextWindows
-from lorapriv_utils.mia.finetune import lora_layers
-from lorapriv_utils.mia.runner import Runner
+from lorapriv_utils.mia.engine import models
+from lorapriv_utils.mia.engine.data import TextWindows
+from lorapriv_utils.mia.engine.finetune import lora_layers
+from lorapriv_utils.mia.experiments import whitebox
+from lorapriv_utils.mia.experiments.runner import Runner
 
 
 def test_subset_keeps_the_windows_of_the_chosen_texts_and_renumbers_them():

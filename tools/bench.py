@@ -106,7 +106,7 @@ def training_throughput(steps: int = 60, batch_size: int = 16, repeats: int = 3)
     from transformers import Trainer, TrainingArguments
     from transformers import logging as hf_logging
 
-    from lorapriv_utils.mia import models, training
+    from lorapriv_utils.mia.engine import models, training
     from lorapriv_utils.scale import SCALES
 
     hf_logging.set_verbosity_error()
@@ -160,9 +160,9 @@ def training_throughput(steps: int = 60, batch_size: int = 16, repeats: int = 3)
 _COST_SCRIPT = """
 import resource, sys, time
 import numpy as np, torch
-from lorapriv_utils.mia import finetune, models
-from lorapriv_utils.mia.data import TextWindows
-from lorapriv_utils.mia.training import TrainConfig
+from lorapriv_utils.mia.engine import finetune, models
+from lorapriv_utils.mia.engine.data import TextWindows
+from lorapriv_utils.mia.engine.training import TrainConfig
 from lorapriv_utils.scale import SCALES
 torch.set_num_threads(int(sys.argv[2]))
 spec = SCALES[sys.argv[4]].engine.model
@@ -278,8 +278,8 @@ def main() -> None:
         scale = sys.argv[sys.argv.index("--scale") + 1] if "--scale" in sys.argv else "cpu-small"
         if scale not in SCALES:
             sys.exit(f"bench: unknown --scale {scale!r}; choose one of {', '.join(SCALES)}")
-        from lorapriv_utils.mia.report import seal
-        from lorapriv_utils.mia.specs import measurement_spec
+        from lorapriv_utils.mia.records.report import seal
+        from lorapriv_utils.mia.records.specs import measurement_spec
 
         summary = rowscale_cost_summary(rowscale_cost(scale=scale))
         summary = seal(summary, measurement_spec("rowscale-cost", SCALES[scale]))

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
-from ..mia import resampling
+from ..mia.attacks import resampling
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import projection
@@ -390,7 +390,9 @@ def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, cost
 
 # ---------------------------------------------------------------- measured with the engine (loaded)
 REAL_MULTIPLIER = "results/published/multiplier/cpu-small-pretrained.json"  # relative to the repository root
-REGENERATE_MULTIPLIER = "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.multiplier " + REAL_MULTIPLIER
+REGENERATE_MULTIPLIER = (
+    "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.experiments.multiplier " + REAL_MULTIPLIER
+)
 REAL_COLUMNS_ORDER = (
     "b",
     "r",
@@ -413,7 +415,7 @@ def load_real_multiplier(path=None) -> dict:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / REAL_MULTIPLIER
     if not path.is_file():
@@ -480,7 +482,7 @@ def load_audits(folder=None) -> list[dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     folder = Path(folder) if folder is not None else ledger_dir().parent / AUDIT_RESULTS
     files = sorted(folder.glob("*.json"))
@@ -497,7 +499,7 @@ def load_audits(folder=None) -> list[dict]:
 
 def audit_name(record: dict) -> str:
     """A record's short name, as its file is named: method, rank, DP-SGD's multiplier and seed (``dpsgd-r8-z1-s0``)."""
-    from ..mia.grid import cell_name
+    from ..mia.experiments.grid import cell_name
 
     cell = record["manifest"]["cell"]
     sigma = record["training"]["noise_multiplier"] if cell["method"] == "dpsgd" else None
@@ -512,7 +514,7 @@ def _label(record: dict) -> str:
 
 
 def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
-    from ..mia.metrics import roc_auc
+    from ..mia.attacks.metrics import roc_auc
 
     return roc_auc(-scores[included], -scores[~included])  # a higher score says "trained on"
 
@@ -520,7 +522,7 @@ def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
 def _audited(records: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each record's canary scores and inclusion, by name; every audit must share one set of canaries, and its stored
     counts and bound must be what the current code computes from its stored scores (else the record is stale)."""
-    from ..mia.canary import CanaryConfig, canary_audit
+    from ..mia.attacks.canary import CanaryConfig, canary_audit
 
     out = {audit_name(r): (np.asarray(r["scores"], dtype=np.float64), np.asarray(r["included"], bool)) for r in records}
     first = next(iter(out.values()))[1]
@@ -769,7 +771,7 @@ def load_cost(path=None) -> dict:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / COST_RESULTS
     if not path.is_file():

@@ -6,7 +6,7 @@ record verified against its checksum when loaded):
 * the **grid**: Table 1's methods (full, adapter, LoRA r = 8 and 16) plus FLoRA, DP-SGD and row-scaled
   LoRA, each at the learning rate its sweep chose, three seeds (``python -m lorapriv_utils run``);
 * the **frontier**: every method at every learning rate of its grid, scored after 1, 2, 4 and 8 epochs
-  (``python -m lorapriv_utils frontier``), read by :mod:`lorapriv_utils.mia.matching`.
+  (``python -m lorapriv_utils frontier``), read by :mod:`lorapriv_utils.mia.attacks.matching`.
 
 The verdicts on "LoRA is more robust" come from the frontier at matched perplexity; the grid gives
 the one-point-per-method comparison that Table 1 makes.
@@ -22,7 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from ..ledger import Check, Claim, check_bound
-from ..mia.methods import labels as method_labels
+from ..mia.engine.methods import labels as method_labels
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -101,7 +101,7 @@ def results_dir(scale: Scale) -> Path:
 
 
 def variant_name(method: str, rank, noise=None) -> str:
-    from ..mia.grid import cell_name
+    from ..mia.experiments.grid import cell_name
 
     return cell_name(method, rank, noise)
 
@@ -117,7 +117,7 @@ def label(variant: str) -> str:
 
 # ---------------------------------------------------------------- the grid (Table 1's protocol)
 def load_grid(scale: Scale) -> list[dict]:
-    from ..mia.report import load_records
+    from ..mia.records.report import load_records
 
     folder = results_dir(scale)
     try:
@@ -219,7 +219,7 @@ def attack_table(summary: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- the frontier (matched utility)
 def load_frontier(scale: Scale, datasets: list[str] | None = None) -> dict:
     """{dataset: {variant: Curve}} from the committed frontier records (default: every dataset there)."""
-    from ..mia import matching
+    from ..mia.attacks import matching
 
     folder = results_dir(scale) / "frontier"
     if datasets is None:
@@ -237,7 +237,7 @@ def load_frontier(scale: Scale, datasets: list[str] | None = None) -> dict:
 
 def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     """Every checkpoint of every variant: learning rate, epoch, perplexity, AUC and TPR at 1% FPR."""
-    from ..mia import metrics as mia_metrics
+    from ..mia.attacks import metrics as mia_metrics
 
     rows = []
     for dataset, by_variant in curves.items():
@@ -262,7 +262,7 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
 def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
     """The points on each variant's front (most private checkpoint at each utility by ``column``, ``auc`` or
     ``tpr1``), by perplexity."""
-    from ..mia import matching
+    from ..mia.attacks import matching
 
     parts = []
     for _, part in points.groupby(["dataset", "variant"], sort=False):
@@ -285,8 +285,8 @@ def matched_frame(
     """Each compared variant against the baseline at three perplexities: the worse of the two best
     perplexities (``level 0``, the best utility both reach), and one and two thirds of the way (in log)
     from there to the base model's.  Each value is the variant's most private checkpoint at least as useful
-    as the target (:func:`lorapriv_utils.mia.matching.value_at`), cross-fitted."""
-    from ..mia import matching
+    as the target (:func:`lorapriv_utils.mia.attacks.matching.value_at`), cross-fitted."""
+    from ..mia.attacks import matching
 
     rows = []
     for dataset, by_variant in curves.items():
@@ -376,7 +376,7 @@ def rank_trends(ranks: pd.DataFrame) -> pd.DataFrame:
 
 def rank_matched(curves: dict, scale: Scale) -> pd.DataFrame:
     """LoRA r = 8 against r = 16 at the perplexities both reach (the rank claim at matched utility)."""
-    from ..mia import matching
+    from ..mia.attacks import matching
 
     rows = []
     for dataset, by_variant in curves.items():
@@ -513,7 +513,7 @@ def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dic
 def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
     """Each dataset's base-model validation perplexity at ``scale``, from its committed epoch-0 records
     (``frontier --bases-only``); a record that does not verify is refused."""
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     folder = results_dir(scale) / "frontier"
     out = {}
@@ -863,7 +863,7 @@ __all__ = [
 def part_texts(dataset: str, seed: int, scale: Scale, hashes: dict) -> dict[str, list[str]]:
     """The member and non-member texts of a grid cell, re-derived from the corpus and checked against the
     hashes its manifest recorded (the zlib attack needs the texts, which the results do not store)."""
-    from ..mia import data
+    from ..mia.engine import data
 
     engine = scale.engine
     split = data.split_corpus(data.load_corpus(dataset, seed=seed, synthetic_count=engine.synthetic_count), seed)
@@ -879,7 +879,7 @@ def part_texts(dataset: str, seed: int, scale: Scale, hashes: dict) -> dict[str,
 
 def cell_signals(record: dict, scores: dict[str, np.ndarray], texts: dict[str, list[str]] | None) -> dict:
     """Every attack's (member, non-member) signals of one grid cell (lower looks like a member)."""
-    from ..mia import metrics
+    from ..mia.attacks import metrics
 
     out = {
         "eq. 24 (reference)": (
@@ -902,9 +902,9 @@ LIRA_COMMAND = "python -m lorapriv_utils lira --methods full,adapter,lora --rank
 def lira_references(scale: Scale, dataset: str, variant: str, seed: int) -> np.ndarray | None:
     """Offline LiRA's per-text reference losses of a cell ((k, texts) for members and non-members),
     verified against their record; None where they were not computed."""
-    from ..mia.lira import lira_path
-    from ..mia.matching import engine_files
-    from ..mia.report import read_record
+    from ..mia.attacks.lira import lira_path
+    from ..mia.attacks.matching import engine_files
+    from ..mia.records.report import read_record
 
     runner = engine_files()
     read_scores, scores_digest, scores_path = runner.read_scores, runner.scores_digest, runner.scores_path
@@ -921,10 +921,10 @@ def lira_references(scale: Scale, dataset: str, variant: str, seed: int) -> np.n
 
 def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame:
     """Offline LiRA against eq. 24 on the same cells (seed ``seed``): AUC with bootstrap intervals, TPR at 1%."""
-    from ..mia import metrics
-    from ..mia.grid import Cell
-    from ..mia.lira import lira_signals
-    from ..mia.matching import engine_files
+    from ..mia.attacks import metrics
+    from ..mia.attacks.lira import lira_signals
+    from ..mia.attacks.matching import engine_files
+    from ..mia.experiments.grid import Cell
 
     runner = engine_files()
     read_scores, result_path, scores_path = runner.read_scores, runner.result_path, runner.scores_path
@@ -966,9 +966,9 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
     """ROC curves (per attack, per method) and the eq. 24 signals of one dataset and seed of the grid."""
     from sklearn.metrics import roc_curve
 
-    from ..mia.grid import Cell
-    from ..mia.lira import lira_signals
-    from ..mia.matching import engine_files
+    from ..mia.attacks.lira import lira_signals
+    from ..mia.attacks.matching import engine_files
+    from ..mia.experiments.grid import Cell
 
     runner = engine_files()
     read_scores, result_path, scores_path = runner.read_scores, runner.result_path, runner.scores_path

@@ -382,11 +382,13 @@ ALIGNMENT_BATCHES = [2, 4, 8, 16, 32, 64, 128, 256]
 
 
 PRETRAINED_RESULTS = "results/published/alignment/cpu-small-pretrained.json"  # relative to the repository root
-REGENERATE_ALIGNMENT = "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.alignment " + PRETRAINED_RESULTS
+REGENERATE_ALIGNMENT = (
+    "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.experiments.alignment " + PRETRAINED_RESULTS
+)
 
 
 def _with_privacy(curve: pd.DataFrame, nu: float, dim: int) -> pd.DataFrame:
-    from ..mia import alignment
+    from ..mia.experiments import alignment
 
     curve = curve.copy()
     curve["local_exponent"] = np.concatenate([[np.nan], alignment.local_exponents(curve)])
@@ -404,7 +406,7 @@ def load_pretrained_alignment(path=None) -> tuple[pd.DataFrame, dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / PRETRAINED_RESULTS
     if not path.is_file():
@@ -418,7 +420,7 @@ def alignment_table(scale: Scale, texts: int = ALIGNMENT_TEXTS, batch_sizes: lis
     """1 - rho between neighbouring batch gradients (c_attn of block 0, the engine's GPT-2 at initialisation,
     Penn Treebank), against c / B^2 and the noise-scale model, and the exact eps at delta = 1e-5 that the
     noise-free vector mechanism (d = 768, r = 16) would have at that alignment."""
-    from ..mia import alignment
+    from ..mia.experiments import alignment
 
     grads = alignment.per_text_gradients(alignment.ptb_texts(texts), seed=scale.seed % 2**31)
     curve = alignment.alignment_curve(

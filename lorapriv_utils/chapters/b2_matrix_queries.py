@@ -41,7 +41,7 @@ def attack_table(cases: list[tuple[int, int, int, int, str]], scale: Scale) -> p
 def _scored(res: dict[str, np.ndarray], name: str) -> dict:
     """How well attack ``name``'s scores tell ``res["member"]`` apart: trials, AUC, perfect separation, and the
     95% lower bounds on total variation and on epsilon."""
-    from ..mia.metrics import roc_auc
+    from ..mia.attacks.metrics import roc_auc
 
     member, score = res["member"], res[name]
     s_in, s_out = score[member], score[~member]
@@ -354,7 +354,7 @@ def instance_table(ranks: list[int], steps: int = 3) -> pd.DataFrame:
     """Three steps of LoRA with A frozen on the engine's PEFT GPT-2 (random initialisation): the worst relative
     residual of the merged weights' change against the best multiple of M G, with plain SGD and with AdamW,
     and the fitted multiple against -eta s^2."""
-    from ..mia import lora_step
+    from ..mia.engine import lora_step
 
     rows = []
     for r in ranks:
@@ -379,7 +379,7 @@ def instance_table(ranks: list[int], steps: int = 3) -> pd.DataFrame:
 def init_table(rank: int = 8) -> pd.DataFrame:
     """The entries of A (times sqrt(r)) as the engine draws them and as PEFT initialises them by default,
     against the standard normal of a Wishart projection W_m(I/r, r)."""
-    from ..mia import lora_step
+    from ..mia.engine import lora_step
 
     rows = [
         {"A drawn by": label, "r": rank, **lora_step.normality(lora_step.a_entries(rank, init))}
@@ -465,7 +465,7 @@ def load_game(scale_name: str, path=None) -> tuple[pd.DataFrame, dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / GAME_RESULTS.format(scale=scale_name)
     if not path.is_file():

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from ..ledger import Claim, check_bound, check_close, check_estimate
-from ..mia import resampling
+from ..mia.attacks import resampling
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import noisy, wishart
@@ -414,7 +414,7 @@ def load_dp_records(scale_name: str, folder=None) -> list[dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia import dp_compare
+    from ..mia.experiments import dp_compare
 
     folder = Path(folder) if folder is not None else ledger_dir().parent / DP_RESULTS.format(scale=scale_name)
     if not folder.is_dir():
@@ -429,7 +429,7 @@ def load_dp_compare(scale_name: str, folder=None) -> pd.DataFrame:
 
 def dp_compare_frame(records: list[dict]) -> pd.DataFrame:
     """``mia.dp_compare.summary`` of ``records``: one row per weight set, noise and seed."""
-    from ..mia import dp_compare
+    from ..mia.experiments import dp_compare
 
     return dp_compare.summary(records)
 
@@ -480,7 +480,7 @@ def dp_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _attack_signals(record: dict, attack: str) -> tuple[np.ndarray, np.ndarray]:
-    from ..mia import metrics as mia_metrics
+    from ..mia.attacks import metrics as mia_metrics
 
     losses = record["metrics"]["text_losses"]
     target = {part: np.asarray(losses["target"][part]) for part in ("members", "nonmembers")}
@@ -505,7 +505,7 @@ def paired_difference(
     95% paired bootstrap interval: in every resample the same members and non-members (drawn again in each seed)
     are scored by both models, so the texts' variation cancels in the difference.  The seeds' spread is kept
     beside it (training randomness: a few seeds are a coarse look at it)."""
-    from ..mia import metrics as mia_metrics
+    from ..mia.attacks import metrics as mia_metrics
 
     cells = {(r["cell"]["weights"], r["cell"]["noise"], r["cell"]["seed"]): r for r in records}
     seeds = sorted(
@@ -520,7 +520,7 @@ def paired_difference(
             raise ValueError(f"{first} and {second} at sigma = {sigma:g}, seed {s} scored different texts: no pairing")
         pairs.append((_attack_signals(a, attack), _attack_signals(b, attack)))
     observed = [mia_metrics.roc_auc(*a) - mia_metrics.roc_auc(*b) for a, b in pairs]
-    from ..mia.dp_compare import WEIGHT_SETS
+    from ..mia.experiments.dp_compare import WEIGHT_SETS
 
     rng = rng_for(seed, 31, WEIGHT_SETS.index(first), WEIGHT_SETS.index(second), int(round(1000 * sigma)))
     sizes = [size for (am, an), _ in pairs for size in (am.size, an.size)]  # each seed's members, non-members
@@ -856,7 +856,7 @@ def base_perplexity(scale_name: str, path=None) -> float:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.report import read_record
+    from ..mia.records.report import read_record
 
     path = (
         Path(path)

@@ -20,9 +20,11 @@ from pathlib import Path
 
 from ..files import check_writable
 from ..scale import SCALES, get_scale
-from . import data, grid, report
-from .canary import CanaryConfig
-from .methods import REGISTRY
+from .attacks.canary import CanaryConfig
+from .engine import data
+from .engine.methods import REGISTRY
+from .experiments import grid
+from .records import report
 
 
 def _grid_arguments(run: argparse.ArgumentParser) -> None:
@@ -243,7 +245,7 @@ def engine_runner(args: argparse.Namespace, scale, **options):
     is set, and ``options`` (``accelerate``, ``reference``) go to :class:`runner.Runner`."""
     import transformers
 
-    from . import runner
+    from .experiments import runner
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
@@ -267,7 +269,7 @@ def run_frontier(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error(str(err))
     try:
         work = engine_runner(args, scale)  # --epochs was refused above: the checkpoints set the epochs
-        from . import frontier
+        from .experiments import frontier
 
         records = frontier.run_frontier(
             work, datasets, variants, seeds, checkpoints, shard=grid.parse_shard(args.shard)
@@ -287,7 +289,7 @@ def run_lira(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(str(err))
     try:
         work = engine_runner(args, scale, reference=args.reference)
-        from . import lira
+        from .attacks import lira
 
         for cell in cells:
             lira.run_cell_references(work, cell, args.references)
@@ -316,7 +318,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             dp = work.engine.dp
             if args.noise_multiplier is not None:
                 dp = replace(dp, noise_multiplier=args.noise_multiplier)
-            from . import audit
+            from .experiments import audit
 
             for cell in cells:
                 done = audit.run_audit(work, cell, canaries, dp)["audit"]
@@ -369,10 +371,16 @@ def main(argv: list[str] | None = None) -> int:
 
 # The producers of committed measurements, each with its own command line (the scale from LORAPRIV_SCALE).
 PRODUCERS = {
-    "dp-compare": ("dp_compare", "DP-SGD on four weight sets and compressed DP-SGD, with attacks (resumable)"),
-    "whitebox": ("whitebox", "the DP game against LoRA-FA's release, A known and A secret"),
-    "multiplier": ("multiplier", "section 5.1's multiplier on per-text gradients of the scale's base model"),
-    "alignment": ("alignment", "paper B's gradient alignment at the start of fine-tuning"),
+    "dp-compare": (
+        "experiments.dp_compare",
+        "DP-SGD on four weight sets and compressed DP-SGD, with attacks (resumable)",
+    ),
+    "whitebox": ("experiments.whitebox", "the DP game against LoRA-FA's release, A known and A secret"),
+    "multiplier": (
+        "experiments.multiplier",
+        "section 5.1's multiplier on per-text gradients of the scale's base model",
+    ),
+    "alignment": ("experiments.alignment", "paper B's gradient alignment at the start of fine-tuning"),
 }
 
 
@@ -391,7 +399,7 @@ def _main(argv: list[str] | None = None) -> int:
         return table(args, parser)
     if args.command == "status":
         from ..catalogue import PUBLISHED
-        from . import status
+        from .records import status
 
         args.results = args.results or PUBLISHED
         if not Path(args.results).is_dir():

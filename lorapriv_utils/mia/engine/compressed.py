@@ -25,9 +25,9 @@ import math
 import numpy as np
 import torch
 
-from ..numbers import check_rank
-from ..scale import DPConfig
-from ..theory import noisy
+from ...numbers import check_rank
+from ...scale import DPConfig
+from ...theory import noisy
 from . import families
 from .data import TextWindows
 from .dp import epsilons

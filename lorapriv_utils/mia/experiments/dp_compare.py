@@ -28,7 +28,7 @@ text (a paired bootstrap).
 
 Results: one JSON record per cell, written atomically with a manifest, its spec and key, under
 ``OUT/dp_compare/SCALE/``; a rerun skips the cells that are intact and current
-(``python -m lorapriv_utils.mia.dp_compare --out results/published``).
+(``python -m lorapriv_utils.mia.experiments.dp_compare --out results/published``).
 """
 
 from __future__ import annotations
@@ -44,13 +44,14 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ..scale import Scale
-from . import compressed, dp, families, finetune, specs
-from . import metrics as mia_metrics
+from ...scale import Scale
+from ..attacks import metrics as mia_metrics
+from ..engine import compressed, dp, families, finetune
+from ..engine.training import text_losses
+from ..records import specs
+from ..records.report import SCHEMA, read_record, seal, write_record
 from .grid import LOW_RANK, WEIGHT_SETS, DPCell
-from .report import SCHEMA, read_record, seal, write_record
 from .runner import Runner, attack_metrics, perplexity, reference_seed, reused_or_computed
-from .training import text_losses
 
 NOISE = (0.0, 0.5, 1.0, 2.0)
 RANK = 8
@@ -247,13 +248,16 @@ def summary(records: list[dict]) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lorapriv_utils.mia.dp_compare --out DIR [--threads N]`` at the scale of ``LORAPRIV_SCALE``."""
+    """``python -m lorapriv_utils.mia.experiments.dp_compare --out DIR [--threads N]`` at the scale of
+    ``LORAPRIV_SCALE``."""
     import argparse
 
-    from ..scale import current_scale
+    from ...scale import current_scale
     from .runner import set_threads
 
-    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.dp_compare", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m lorapriv_utils.mia.experiments.dp_compare", description=main.__doc__
+    )
     parser.add_argument("--out", required=True, type=Path, help="results folder (records go to OUT/dp_compare/SCALE)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated seeds (%(default)s)")

@@ -72,6 +72,8 @@ REGISTRY: dict[str, Method] = {
         ),
     )
 }
+GRID = tuple(name for name, m in REGISTRY.items() if m.grid)  # what the grid offers and fine_tune trains
+RANKED = tuple(name for name in GRID if REGISTRY[name].ranked)
 WEIGHTS = ("all", "adapted", "lora")
 TRAINERS = ("batch", "dp", "rowscale", "compressed")
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..records.report import read_record
 from . import metrics as mia_metrics
 from . import resampling
-from .report import read_record
 
 ATTACKS = ("reference", "loss", "minkpp")  # eq. 24's calibrated attack, the loss attack, Min-K%++
 METRICS = ("auc", "tpr@0.01")
@@ -79,7 +79,7 @@ def engine_files():
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="IProgress not found")
-        from . import runner
+        from ..experiments import runner
     return runner
 
 
@@ -107,7 +107,7 @@ def read_points(path: Path) -> tuple[dict, list[Point]]:
 
 
 def grid_name(variant: dict) -> str:
-    from .grid import Variant
+    from ..experiments.grid import Variant
 
     return Variant(**variant).name
 

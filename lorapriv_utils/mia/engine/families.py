@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..scale import ModelSpec
+from ...scale import ModelSpec
 
 __all__ = ["FAMILIES", "Family", "family_of", "get"]
 

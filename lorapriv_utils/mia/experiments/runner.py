@@ -45,17 +45,18 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..files import Lock
-from ..provenance import git_commit, git_dirty, package_versions, runtime
-from ..scale import EngineScale, Scale
-from ..store import changed_parts, key_of, spec_differences
-from . import data as data_mod
-from . import finetune, models, specs
-from . import metrics as mia_metrics
+from ...files import Lock
+from ...provenance import git_commit, git_dirty, package_versions, runtime
+from ...scale import EngineScale, Scale
+from ...store import changed_parts, key_of, spec_differences
+from ..attacks import metrics as mia_metrics
+from ..engine import data as data_mod
+from ..engine import finetune, models
+from ..engine.training import row_sums, text_losses, text_scores
+from ..records import specs
+from ..records.report import SCHEMA, read_record, read_scores, scores_digest, scores_path, seal, write_record
+from ..records.status import wall_seconds
 from .grid import REFERENCES, Cell, check_ranks, plan, shard
-from .report import SCHEMA, read_record, read_scores, scores_digest, scores_path, seal, write_record
-from .status import wall_seconds
-from .training import row_sums, text_losses, text_scores
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "read_scores", "scores_digest", "scores_path", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)

@@ -28,9 +28,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import atomic_folder, cached_entry
-from ..scale import ModelSpec
-from ..store import numerics
+from ...files import atomic_folder, cached_entry
+from ...scale import ModelSpec
+from ...store import numerics
 
 __all__ = ["SOURCES", "GGUFSource", "load", "locate"]
 

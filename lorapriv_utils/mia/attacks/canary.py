@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..theory import audit
+from ...theory import audit
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ def audit_scores(
 ) -> np.ndarray:
     """Loss of each canary under the base model minus under the fine-tuned model (higher: looks trained on), each
     canary cut to its first ``max_windows`` context windows as the members are."""
-    from .models import encode_texts
-    from .training import text_losses
+    from ..engine.models import encode_texts
+    from ..engine.training import text_losses
 
     windows = encode_texts(tokenizer, canaries, context, max_windows)
     return text_losses(base_model, windows, device=device) - text_losses(target_model, windows, device=device)

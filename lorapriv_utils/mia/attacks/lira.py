@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .grid import cell_name
-from .report import SCHEMA, seal, write_record
+from ..experiments.grid import cell_name
+from ..records.report import SCHEMA, seal, write_record
 
 
 def lira_signal(target: np.ndarray, references: np.ndarray, spread: float | None = None) -> np.ndarray:
@@ -67,7 +67,7 @@ def halves(n_texts: int, k: int, seed: int) -> list[np.ndarray]:
 
 def run_cell_references(work, cell, k: int) -> dict:
     """:func:`run_references` at the learning rate the finished grid cell chose (its record must exist)."""
-    from .runner import load_result, result_path
+    from ..experiments.runner import load_result, result_path
 
     record = load_result(result_path(work.out, work.scale, cell), work.spec(cell))
     if record is None:
@@ -80,7 +80,7 @@ def run_cell_references(work, cell, k: int) -> dict:
 
 def lira_spec(work, cell, lr: float, k: int) -> dict:
     """What a cell's LiRA references depend on (``specs.lira_spec``)."""
-    from . import specs
+    from ..records import specs
 
     return specs.lira_spec(work.engine, cell, work.corpus(cell.dataset, cell.seed), lr, k, **work.options())
 
@@ -88,10 +88,10 @@ def lira_spec(work, cell, lr: float, k: int) -> dict:
 def run_references(work, cell, lr: float, k: int) -> dict:
     """Train ``k`` reference models of ``cell``'s method at rate ``lr`` on random halves of the auxiliary
     part and score every member and non-member text; an intact, current record is reused."""
-    from . import finetune
-    from .data import TextWindows
-    from .runner import reused_or_computed, scores_digest
-    from .training import text_losses
+    from ..engine import finetune
+    from ..engine.data import TextWindows
+    from ..engine.training import text_losses
+    from ..experiments.runner import reused_or_computed, scores_digest
 
     variant = cell_name(cell.method, cell.rank)
     path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)

@@ -14,11 +14,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from ..scale import DPConfig, Scale
-from . import canary, finetune, models, specs
-from .canary import CanaryConfig
+from ...scale import DPConfig, Scale
+from ..attacks import canary
+from ..attacks.canary import CanaryConfig
+from ..engine import finetune, models
+from ..records import specs
+from ..records.report import SCHEMA, seal, write_record
 from .grid import Cell, cell_name
-from .report import SCHEMA, seal, write_record
 from .runner import Runner, perplexity, reused_or_computed
 
 

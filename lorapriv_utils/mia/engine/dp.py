@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from ..scale import DPConfig
+from ...scale import DPConfig
 from .data import TextWindows
 from .per_text import noise_generator, per_text_train
 from .training import EpochHook, TrainConfig

@@ -26,9 +26,9 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from ..files import atomic_folder, cached_entry
-from ..scale import ModelSpec, Scale
-from ..store import numerics
+from ...files import atomic_folder, cached_entry
+from ...scale import ModelSpec, Scale
+from ...store import numerics
 from . import families, tokenization
 from .data import pretraining_texts
 from .training import TrainConfig, train_language_model

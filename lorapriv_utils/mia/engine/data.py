@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..provenance import package_version
+from ...provenance import package_version
 
 DATASETS = ("ptb", "enron", "pubmed", "synthetic-email")
 LOCAL_DATASETS = ("enron", "pubmed")

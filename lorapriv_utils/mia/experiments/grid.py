@@ -9,11 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..scale import Scale
-from .methods import REGISTRY
+from ...scale import Scale
+from ..engine.methods import GRID as METHODS  # the methods the grid offers
+from ..engine.methods import RANKED
 
-METHODS = tuple(name for name, m in REGISTRY.items() if m.grid)  # the methods the grid offers
-RANKED = tuple(name for name in METHODS if REGISTRY[name].ranked)
 REFERENCES = ("same", "full")  # eq. 24's reference: the target's own method (calibrated), or full fine-tuning
 DEFAULT_RANKS = (8, 16)  # paper A's Table 1
 DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds lorafa and rowscale
@@ -96,7 +95,7 @@ def check_methods(methods: list[str]) -> list[str]:
 
 def plan(datasets: list[str], methods: list[str], ranks: list[int], seeds: list[int]) -> list[Cell]:
     """All cells of a grid: ranked methods once per rank, the others once."""
-    from .data import check_name  # numpy only
+    from ..engine.data import check_name  # numpy only
 
     for name in datasets:
         check_name(name)

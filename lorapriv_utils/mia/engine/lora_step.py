@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from scipy import stats
 
-from ..numbers import check_positive
-from ..scale import ModelSpec
+from ...numbers import check_positive
+from ...scale import ModelSpec
 from . import families, finetune, models
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..scale import DPConfig
+from ...scale import DPConfig
 from .data import TextWindows
 from .training import (
     EpochHook,

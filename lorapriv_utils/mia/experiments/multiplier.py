@@ -7,7 +7,7 @@ projects.  Batches of b texts are drawn without replacement, and ``theory.projec
 measures, over many A, the noise LoRA adds to their row-scaled sum (eq. 22) as a DP-SGD multiplier,
 against the formula z = (1 - Delta) / (1 + Delta) sqrt(b / (n r)); the same batches with each text's sign
 flipped at random give a baseline without the texts' common direction.
-``python -m lorapriv_utils.mia.multiplier PATH`` (``make results-a5``) writes the record with its
+``python -m lorapriv_utils.mia.experiments.multiplier PATH`` (``make results-a5``) writes the record with its
 manifest.
 """
 
@@ -19,8 +19,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..scale import RowScaleConfig, Scale
-from ..theory import projection
+from ...scale import RowScaleConfig, Scale
+from ...theory import projection
 
 BATCHES = (8, 16, 32)
 RANKS = (8, 16)
@@ -98,7 +98,7 @@ def record(
     layer: int = 0,
 ) -> dict:
     """The measurement at the start of fine-tuning, with how, where and when it was made."""
-    from ..provenance import measured_on
+    from ...provenance import measured_on
     from .alignment import pretrained_gradients, ptb_texts
 
     start = time.perf_counter()
@@ -124,11 +124,12 @@ def record(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lorapriv_utils.mia.multiplier PATH``: measure, write JSON atomically (scale from LORAPRIV_SCALE)."""
-    from ..provenance import measurement_main
-    from ..scale import current_scale
+    """``python -m lorapriv_utils.mia.experiments.multiplier PATH``: measure, write JSON atomically (scale from
+    LORAPRIV_SCALE)."""
+    from ...provenance import measurement_main
+    from ...scale import current_scale
 
-    measurement_main(argv, "lorapriv_utils.mia.multiplier", lambda: record(current_scale()), "multiplier")
+    measurement_main(argv, "lorapriv_utils.mia.experiments.multiplier", lambda: record(current_scale()), "multiplier")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ randomness, ``runner.reference_seed``, and the target's public LoRA start A) on 
 after each epoch listed in ``checkpoints`` both are scored.  A checkpoint is a model one could
 release, so each (learning rate, epoch) pair is one point of the variant's frontier; the base
 model is every variant's point at epoch 0.  The points are compared by
-``lorapriv_utils.mia.matching``, which needs no torch.
+``lorapriv_utils.mia.attacks.matching``, which needs no torch.
 
 One record per (dataset, variant, learning rate, seed) is written atomically (JSON, with the
 per-text scores of every checkpoint in a float32 ``.scores.npz`` beside it, covered by the
@@ -25,12 +25,13 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from . import finetune, specs
-from .dp import epsilons
+from ..engine import finetune
+from ..engine.dp import epsilons
+from ..engine.training import text_losses, text_scores
+from ..records import specs
+from ..records.report import SCHEMA, seal, write_record
 from .grid import Variant, cell_name
-from .report import SCHEMA, seal, write_record
 from .runner import Runner, perplexity, reference_seed, reused_or_computed, scores_digest
-from .training import text_losses, text_scores
 
 __all__ = ["Variant", "frontier_path", "run_base", "run_frontier", "run_point"]
 

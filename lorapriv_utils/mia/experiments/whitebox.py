@@ -38,13 +38,13 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ..numbers import check_order
-from ..provenance import measured_on
-from . import finetune
-from . import metrics as mia_metrics
-from .data import TextWindows
+from ...numbers import check_order
+from ...provenance import measured_on
+from ..attacks import metrics as mia_metrics
+from ..engine import finetune
+from ..engine.data import TextWindows
+from ..engine.training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 from .runner import Runner, perplexity
-from .training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 
 RANKS = (1, 8, 64)
 BLIND_SEED_OFFSET = 1000  # the control's A': the LoRA start of seed + this offset
@@ -250,16 +250,16 @@ def game_record(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lorapriv_utils.mia.whitebox PATH.json [--threads N]``: the game at the scale of
+    """``python -m lorapriv_utils.mia.experiments.whitebox PATH.json [--threads N]``: the game at the scale of
     ``LORAPRIV_SCALE``, written atomically with its checksum."""
     import argparse
 
-    from ..scale import current_scale
-    from .report import seal, write_record
+    from ...scale import current_scale
+    from ..records.report import seal, write_record
+    from ..records.specs import measurement_spec
     from .runner import set_threads
-    from .specs import measurement_spec
 
-    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.whitebox", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.experiments.whitebox", description=main.__doc__)
     parser.add_argument("path", help="the JSON file to write")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
     args = parser.parse_args(argv)

@@ -15,9 +15,9 @@
   each step moves the weight by a fresh random projection of the gradient (the FLoRA rule of
   the dynamics chapter) and no moment estimated under an old A carries over to a new one.
 * ``dpsgd``: DP-SGD through Opacus on the LoRA factors, a text being the privacy unit
-  (``lorapriv_utils.mia.dp``), with epsilon from the PRV and RDP accountants.
+  (``lorapriv_utils.mia.engine.dp``), with epsilon from the PRV and RDP accountants.
 * ``rowscale``: LoRA with A frozen and every row of every per-text B-gradient rescaled to norm
-  (1 - Delta) sqrt(r) c before the step (paper A, section 5; ``lorapriv_utils.mia.rowscale``).
+  (1 - Delta) sqrt(r) c before the step (paper A, section 5; ``lorapriv_utils.mia.engine.rowscale``).
 
 Budgets: each scale's record (``lorapriv_utils.scale.EngineScale``, fields ``dense`` and
 ``lora``) holds epochs, batch size and the learning rates swept; the runner picks each
@@ -35,10 +35,11 @@ import numpy as np
 import torch
 from peft import LoraConfig, get_peft_model
 
-from ..scale import DPConfig, EngineScale, RowScaleConfig
+from ...scale import DPConfig, EngineScale, RowScaleConfig
 from . import families, methods
 from .data import TextWindows
-from .grid import METHODS, RANKED
+from .methods import GRID as METHODS
+from .methods import RANKED
 from .training import EpochHook, TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
 
 __all__ = ["METHODS", "RANKED", "fine_tune", "prepare"]

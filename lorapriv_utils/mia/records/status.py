@@ -20,11 +20,11 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..catalogue import CATALOGUE, PUBLISHED, Entry
-from ..scale import DPConfig, get_scale
-from ..store import changed_parts, key_of, spec_differences
+from ...catalogue import CATALOGUE, PUBLISHED, Entry
+from ...scale import DPConfig, get_scale
+from ...store import changed_parts, key_of, spec_differences
+from ..experiments.grid import Cell, DPCell, Variant
 from . import specs
-from .grid import Cell, DPCell, Variant
 from .report import SCHEMA, read_record, read_scores_digest, scores_path
 
 STATES = ("current", "stale", "damaged", "missing")

@@ -31,7 +31,7 @@ def record_checksum(payload: dict) -> str:
 def seal(record: dict, spec: dict | None = None) -> dict:
     """``record`` with its spec and key in its manifest (when ``spec`` is given) and its checksum: what every
     committed record is written as."""
-    from ..store import key_of
+    from ...store import key_of
 
     record.pop("checksum", None)
     if spec is not None:
@@ -43,7 +43,7 @@ def seal(record: dict, spec: dict | None = None) -> dict:
 def write_record(path: Path, record: dict, scores: dict[str, np.ndarray] | None = None) -> dict:
     """The one writer of a committed result: a sealed record (:func:`seal`) and, for a record with per-text scores,
     those scores beside it (:func:`scores_path`), written first; the JSON is written last, the commit mark."""
-    from ..files import atomic_write_bytes, atomic_write_text
+    from ...files import atomic_write_bytes, atomic_write_text
 
     if record.get("checksum") != record_checksum({k: v for k, v in record.items() if k != "checksum"}):
         raise ValueError(f"{path}: the record is not sealed (seal it last, after every field is set)")

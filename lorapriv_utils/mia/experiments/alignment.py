@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..numbers import check_order
-from ..scale import ModelSpec, Scale
+from ...numbers import check_order
+from ...scale import ModelSpec, Scale
 
 
 def ptb_texts(count: int) -> list[str]:
@@ -35,7 +35,7 @@ def ptb_texts(count: int) -> list[str]:
 
 
 def _gradients(model, tokenizer, texts: list[str], layer: int, context: int) -> np.ndarray:
-    from .families import family_of
+    from ..engine.families import family_of
 
     family = family_of(model)
     weight = family.block_weights(model, layer)[0]  # the block's first adapted projection, as stored
@@ -62,8 +62,8 @@ def per_text_gradients(
     """One row per text: the gradient of its mean token loss with respect to block ``layer``'s first adapted
     projection (GPT-2's ``c_attn``, Llama's ``q_proj``) as stored, flattened, for the engine's architecture
     (``spec``) at its random initialisation (``seed``), GPT-2's tokenizer."""
-    from . import models, tokenization
-    from .lora_step import _quiet
+    from ..engine import models, tokenization
+    from ..engine.lora_step import _quiet
 
     spec = spec or ModelSpec()
     with _quiet():
@@ -76,9 +76,9 @@ def pretrained_gradients(texts: list[str], scale: Scale, layer: int = 0, context
     """The same for the scale's pre-trained base model (pre-trained offline, or loaded from the cache) and its
     tokenizer: the start of fine-tuning.  Returns the gradients and the base model's record, with the measured
     weight's stored shape and orientation (``adapted_shape``, ``fan_in_fan_out``)."""
-    from . import models
-    from .families import family_of
-    from .lora_step import _quiet
+    from ..engine import models
+    from ..engine.families import family_of
+    from ..engine.lora_step import _quiet
 
     with _quiet():
         model, tokenizer, info = models.pretrained_base(scale)
@@ -140,7 +140,7 @@ def pretrained_record(scale: Scale, texts: int = 512, draws: int = 1000) -> dict
     training lines), with how, where and when it was measured."""
     import time
 
-    from ..provenance import measured_on
+    from ...provenance import measured_on
 
     start = time.perf_counter()
     grads, info = pretrained_gradients(ptb_texts(texts), scale)
@@ -158,12 +158,14 @@ def pretrained_record(scale: Scale, texts: int = 512, draws: int = 1000) -> dict
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lorapriv_utils.mia.alignment PATH``: measure at the start of fine-tuning, write JSON
+    """``python -m lorapriv_utils.mia.experiments.alignment PATH``: measure at the start of fine-tuning, write JSON
     atomically (scale from LORAPRIV_SCALE)."""
-    from ..provenance import measurement_main
-    from ..scale import current_scale
+    from ...provenance import measurement_main
+    from ...scale import current_scale
 
-    measurement_main(argv, "lorapriv_utils.mia.alignment", lambda: pretrained_record(current_scale()), "alignment")
+    measurement_main(
+        argv, "lorapriv_utils.mia.experiments.alignment", lambda: pretrained_record(current_scale()), "alignment"
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,2 @@
+"""The records of committed results (torch-free): their one reader and writer, the specs their keys digest, and
+their status."""
