@@ -9,6 +9,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+CACHE_ENV_VAR = "LORAPRIV_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The folder of the package's caches (base models, de-duplicated corpora): ``LORAPRIV_CACHE_DIR``, else
+    ``~/.cache/lorapriv``."""
+    return Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "lorapriv")
+
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and an atomic rename."""

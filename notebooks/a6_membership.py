@@ -184,8 +184,8 @@ frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v 
 # %% [markdown]
 # ## Methods at matched perplexity
 #
-# Each method against full fine-tuning, then LoRA against adapter fine-tuning (the same weights,
-# no factorisation), at three perplexities: level 0 is the best utility both reach, levels 1
+# Each method against full fine-tuning, then LoRA against adapter fine-tuning (every entry of the
+# matrices LoRA adapts, no factorisation), at three perplexities: level 0 is the best utility both reach, levels 1
 # and 2 lie one and two thirds of the way (in log) to the base model's perplexity. Each method's
 # value is its most private checkpoint at least as useful as that perplexity, chosen on one half
 # of the texts and read on the other (both ways round, averaged), so that picking the best of

@@ -186,3 +186,22 @@ def test_a_byte_order_mark_is_skipped(tmp_path):
     (tmp_path / "enron" / "a.csv").write_bytes("text,other\nfrom csv one,x\n".encode("utf-8-sig"))
     (tmp_path / "enron" / "b.jsonl").write_bytes('{"text": "from jsonl"}\n'.encode("utf-8-sig"))
     assert data.load_corpus("enron", data_dir=tmp_path).train == ["from csv one", "from jsonl"]
+
+
+def test_de_duplication_is_memoised_on_disk_and_a_damaged_entry_is_recomputed(tmp_path, monkeypatch):
+    engine_data = data
+    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path))
+    texts = ("the cat sat on the mat today", "the cat sat on the mat today", "a dog ran", "the cat sat on the mat")
+    expected = engine_data.deduplicate(list(texts))
+    engine_data._deduplicated.cache_clear()
+    assert engine_data._deduplicated(texts, 0.5) == engine_data.deduplicate(list(texts), 0.5)
+    (entry,) = (tmp_path / "dedup").iterdir()
+    calls = []
+    monkeypatch.setattr(engine_data, "deduplicate", lambda *a: calls.append(a) or expected)
+    engine_data._deduplicated.cache_clear()  # another process: read from disk, nothing recomputed
+    assert engine_data._deduplicated(texts, 0.5)[0] == [0, 2] and not calls
+    entry.write_text('{"keep": [0, 9]}')  # damaged: an index past the texts, no counts
+    engine_data._deduplicated.cache_clear()
+    engine_data._deduplicated(texts, 0.5)
+    assert len(calls) == 1
+    engine_data._deduplicated.cache_clear()

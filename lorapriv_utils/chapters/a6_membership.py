@@ -701,13 +701,13 @@ def claims(
             checks += [
                 _bound(
                     f"{d}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
-                    "exposed than training the same weights)",
+                    "exposed than training its adapted matrices directly)",
                     math.nan if row is None else float(row["diff_low"]),
                     0.0,
                 ),
                 _bound(
                     f"{d}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - adapter below 0 (the random factors "
-                    "add protection beyond training the same weights)",
+                    "add protection beyond training those matrices directly)",
                     diff_high(vs_adapter, v, d),
                     0.0,
                     role="caveat",
@@ -730,21 +730,21 @@ def claims(
                 for d in datasets
                 for r in (8, 16)
             ),
-            note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at "
-            "equal utility, and against adapter fine-tuning, which trains the same weights without the random "
-            "factorisation. Core: LoRA is not more exposed than adapter fine-tuning; caveats: an advantage over "
-            "adapter fine-tuning is resolved (the noise's share), and one over full fine-tuning (not merely fitting "
-            "less). Qualified means: the advantage over full fine-tuning is in large part reproduced by adapter "
-            "fine-tuning, without LoRA's random factors. LoRA here trains A as well as B, as in Table 1; the "
-            "frozen-A variant (FLoRA) is in the chapter's table. Compared on "
-            "the frontier at the perplexity LoRA reaches: every learning rate of each method's grid, checkpoints "
-            "after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at least as useful "
-            "(cross-fitted: chosen on half the texts, read on the other half), paired bootstrap over texts, "
-            "conditional on one training seed. Even an advantage over adapter fine-tuning would be consistent with "
-            "the noise explanation without proving it. Each reference model is trained from the target's LoRA start A "
-            "(public for LoRA-FA; for LoRA, which trains A, a little more than the checkpoint reveals) and draws "
-            "only the secret randomness (data order, noise) itself; "
-            "references that drew their own A made the attack on LoRA a little weaker.",
+            note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at"
+            " equal utility, and against adapter fine-tuning, which trains every entry of the matrices LoRA "
+            "adapts, without the random factorisation. Core: LoRA is not more exposed than adapter fine-tuning; "
+            "caveats: an advantage over adapter fine-tuning is resolved (the noise's share), and one over full "
+            "fine-tuning (not merely fitting less). Qualified means: the advantage over full fine-tuning is in "
+            "large part reproduced by adapter fine-tuning, without LoRA's random factors. LoRA here trains A as "
+            "well as B, as in Table 1; the frozen-A variant (FLoRA) is in the chapter's table. Compared on the "
+            "frontier at the perplexity LoRA reaches: every learning rate of each method's grid, checkpoints "
+            "after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at least as "
+            "useful (cross-fitted: chosen on half the texts, read on the other half), paired bootstrap over "
+            "texts, conditional on one training seed. Even an advantage over adapter fine-tuning would be "
+            "consistent with the noise explanation without proving it. Each reference model is trained from the "
+            "target's LoRA start A (public for LoRA-FA; for LoRA, which trains A, a little more than the "
+            "checkpoint reveals) and draws only the secret randomness (data order, noise) itself; references that"
+            " drew their own A made the attack on LoRA a little weaker.",
         )
     )
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):

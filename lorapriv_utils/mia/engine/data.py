@@ -327,9 +327,28 @@ def _shingles(normal: str) -> set[tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=8)
 def _deduplicated(texts: tuple[str, ...], threshold: float) -> tuple[list[int], dict]:
-    """:func:`deduplicate`, memoised within a process: the 5-gram index over Penn Treebank's 45k lines takes
-    seconds, and a run (or a test session) splits the same corpus for every cell and seed."""
-    return deduplicate(list(texts), threshold)
+    """:func:`deduplicate`, memoised within a process and on disk (``files.cache_dir()/dedup``): the 5-gram
+    index over Penn Treebank's 45k lines takes seconds, and every run, notebook kernel and test worker splits
+    the same corpus. The entry is keyed by the texts in order, the threshold and the corpus-split numerics
+    version; an unreadable entry is computed again."""
+    from ...files import atomic_write_text, cache_dir
+    from ...store import NUMERICS
+
+    digest = hashlib.sha256("\n".join(text_hash(t) for t in texts).encode()).hexdigest()[:32]
+    path = cache_dir() / "dedup" / f"{digest}-j{threshold:g}-v{NUMERICS['corpus-split']}.json"
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        keep, counts = [int(k) for k in entry["keep"]], dict(entry["counts"])
+        if keep == sorted(set(keep)) and (not keep or 0 <= keep[0] <= keep[-1] < len(texts)):
+            return keep, counts
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    keep, counts = deduplicate(list(texts), threshold)
+    try:
+        atomic_write_text(path, json.dumps({"keep": keep, "counts": counts}))
+    except OSError:
+        pass  # a read-only cache costs the recomputation only
+    return keep, counts
 
 
 def deduplicate(texts: list[str], threshold: float = NEAR_DUPLICATE_JACCARD) -> tuple[list[int], dict]:

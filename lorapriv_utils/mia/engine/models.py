@@ -19,26 +19,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from ...files import atomic_folder, cached_entry
+from ...files import CACHE_ENV_VAR as CACHE_ENV_VAR  # where callers find it
+from ...files import atomic_folder, cache_dir, cached_entry
 from ...scale import ModelSpec, Scale
 from ...store import numerics
 from . import families, tokenization
 from .data import pretraining_texts
 from .training import TrainConfig, train_language_model
 
-CACHE_ENV_VAR = "LORAPRIV_CACHE_DIR"
 BASE_NUMERICS = ("base-pretraining", "tokenizer", "training-loop")  # the components that shape a base model
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "lorapriv")
 
 
 def encode_blocks(tokenizer: PreTrainedTokenizerFast, texts: list[str], block_size: int) -> np.ndarray:
