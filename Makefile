@@ -124,7 +124,8 @@ results-a6-large: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 
 # Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable: the first slice, full
-# fine-tuning and LoRA r=8 on Enron and PubMed, seed 0 (what is committed, and its wall times: make status).
+# fine-tuning and LoRA r=8 on Enron and PubMed, and adapter fine-tuning on Enron, seed 0 (what is committed,
+# and its wall times: make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
 results-a6-pretrained: $(STAMP)
@@ -134,6 +135,8 @@ results-a6-pretrained: $(STAMP)
 	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods full,lora --ranks 8 \
 	    --seeds 0 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
+	$(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods adapter --seeds 0 \
+	  --data-dir $(DATA_DIR) --out results/published --threads 1
 
 AUDIT = LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils audit --datasets ptb --canaries 800 --guesses 100 --epochs 16 --out results/published
 

@@ -266,7 +266,8 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
     if not node["link"] or not pages:
         return badge
     uri = app.builder.get_relative_uri(fromdocname, pages[0]) + "#" + nodes.make_id("claim-" + row.entry.claim_id)
-    link = nodes.reference("", "", internal=True, refuri=uri)
+    # the claim a badge stands for, as its tooltip: prose badges sit beside sentences that may name several claims
+    link = nodes.reference("", "", internal=True, refuri=uri, reftitle=f"claim {row.entry.claim_id}: {row.status}")
     link += badge
     return link
 

@@ -177,6 +177,7 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert 'href="notebooks/a9_nb.html"' in html  # no book page: the row links to the notebook
     # ledger row, inline badge, chapter table, the by-status list; each badge of the tally too
     assert html.count("verdict-qualified") == 5 and 'href="#claim-t-1"' in html
+    assert 'title="claim T-1: qualified"' in html  # an inline badge names its claim
     assert "Numbers: 2 vs 2." in html
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails
