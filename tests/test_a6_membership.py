@@ -97,6 +97,7 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
     numbers = a6.scale_numbers(_larger_summary(0.6))
     assert numbers["a6_membership_large_enron_lorar8_auc"] == 0.6
     assert numbers["a6_membership_large_enron_nonmembers"] == 300
+    assert numbers["a6_membership_large_enron_lorar8_auc_gap_adapter"] == pytest.approx(0.1)  # 0.70 - 0.60
 
 
 def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():

@@ -783,6 +783,7 @@ def scale_numbers(
             tag = f"{prefix}_{d}_{v.replace('-', '')}"
             numbers[f"{tag}_ppl_ratio"] = _mean(summary, d, v, "ppl") / full_ppl  # A-6.lora's 'slight' caveat
             numbers[f"{tag}_auc_gap"] = _mean(summary, d, "full", "auc") - _mean(summary, d, v, "auc")
+            numbers[f"{tag}_auc_gap_adapter"] = _mean(summary, d, "adapter", "auc") - _mean(summary, d, v, "auc")
             if base_ppl and d in base_ppl:
                 numbers[f"{tag}_gain_share"] = gain_share(base_ppl[d], full_ppl, _mean(summary, d, v, "ppl"))
         if base_ppl and d in base_ppl:
