@@ -79,8 +79,11 @@ unit: unit-fast unit-slow
 unit-fast: $(STAMP)
 	$(BIN)/python -m pytest --durations=25 -m "not slow" tests
 
+# The tests that launch several processes of their own run after the parallel part, alone: beside another
+# worker their two gloo processes took five times as long.
 unit-slow: $(STAMP)
-	$(ONE_THREAD) $(BIN)/python -m pytest --durations=25 -m slow -n 2 --dist loadscope tests
+	$(ONE_THREAD) $(BIN)/python -m pytest --durations=25 -m "slow and not distributed" -n 2 --dist loadscope tests
+	$(ONE_THREAD) $(BIN)/python -m pytest --durations=5 -m "slow and distributed" tests
 
 # Two workers, each notebook's cells on one (--dist loadscope, as nbval's README asks).
 nbval: $(STAMP)
