@@ -22,6 +22,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from lorapriv_utils.files import atomic_write_text
+
 TIMES = Path("_build") / "notebook_times.json"  # under the book's root
 
 
@@ -42,8 +44,7 @@ def record(root: Path, runs: dict[str, dict], measured_by: str) -> None:
     }
     for name, run in runs.items():
         notebooks[name] = {**stamp, **run, "seconds": round(run["seconds"], 1)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"notebooks": dict(sorted(notebooks.items()))}, indent=1) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps({"notebooks": dict(sorted(notebooks.items()))}, indent=1) + "\n")
 
 
 class execution_times_node(nodes.General, nodes.Element):

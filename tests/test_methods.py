@@ -22,6 +22,7 @@ def test_every_entry_names_real_components_weights_trainers_and_settings():
             assert method.trainer in finetune.TRAINERS, name
     assert grid.METHODS == tuple(n for n, m in methods.REGISTRY.items() if m.grid)
     assert "compressed" not in grid.METHODS  # a weight set of the DP comparison, trained by dp_compare
+    assert {n for n, m in methods.REGISTRY.items() if m.per_text} == {"dpsgd", "rowscale", "compressed"}
 
 
 def test_settings_enter_only_the_specs_of_the_methods_that_read_them():

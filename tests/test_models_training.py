@@ -211,9 +211,14 @@ def test_the_epoch_hook_sees_every_epoch_and_training_resumes():
 
 
 @pytest.mark.slow
-def test_a_damaged_base_model_cache_is_rebuilt(tmp_path, capsys):
-    scale = ddp_driver.SCALE  # the tiny base, pre-trained here in a folder of its own (the test damages it)
+def test_a_damaged_base_model_cache_is_rebuilt(tmp_path, capsys, engine_cache):
+    import shutil
+
+    scale = ddp_driver.SCALE  # the session's tiny base, copied to a folder of its own (the test damages it)
+    shared = Path(models.pretrained_base(scale, directory=engine_cache)[2]["path"])
+    shutil.copytree(shared, tmp_path / shared.name)
     first, _, info = models.pretrained_base(scale, directory=tmp_path)
+    assert info["cached"]
     first = [p.detach().clone() for p in first.parameters()]  # the loaded weights map the file: copy them first
     weights = Path(info["path"]) / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])  # truncated

@@ -191,7 +191,7 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
         raise ValueError(f"--threads: must be >= 1, got {args.threads}")
     if getattr(args, "accelerate", False) and args.command != "run":
         raise ValueError(f"--accelerate: only `run` trains data-parallel; drop it from `{args.command}`")
-    per_text = [name for name in methods if REGISTRY[name].trainer != "batch"]
+    per_text = [name for name in methods if REGISTRY[name].per_text]
     if getattr(args, "accelerate", False) and per_text:
         raise ValueError(
             f"--accelerate: {', '.join(per_text)} clip per text in one process, which every process would repeat; "

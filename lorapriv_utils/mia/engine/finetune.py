@@ -181,7 +181,7 @@ def fine_tune(
     trained.to(device)
     stats: dict = {"method": method, "rank": rank, "trainable_parameters": int(sum(p.numel() for p in params))}
     trainer = TRAINERS[methods.get(method).trainer]
-    if accelerator is not None and accelerator.num_processes > 1 and trainer is not _train_batch:
+    if accelerator is not None and accelerator.num_processes > 1 and methods.get(method).per_text:
         raise ValueError(
             f"{method} clips per text in one process, which each of the {accelerator.num_processes} processes "
             "would repeat: train it without --accelerate"

@@ -43,6 +43,11 @@ class Method:
         """A method with a LoRA rank r (its factors, or its projection's rank)."""
         return self.weights == "lora" or self.trainer == "compressed"
 
+    @property
+    def per_text(self) -> bool:
+        """A method that clips or rescales each text's gradient in one process (not data-parallel)."""
+        return self.trainer != "batch"
+
 
 REGISTRY: dict[str, Method] = {
     m.name: m
