@@ -54,6 +54,16 @@ def engine_cache(tmp_path_factory, request) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def tiny_tree(engine_cache):
+    """The session's tiny published tree (``tiny_published.TinyTree``): grid, frontier, LiRA, canary-audit and
+    DP-comparison records at the one tiny scale, each part run once per session by whichever test (or worker)
+    needs it first, beside the engine cache.  Read it; copy it (``TinyTree.copy``) to edit or rerun records."""
+    from tiny_published import TinyTree
+
+    return TinyTree(engine_cache.parent / "tiny-tree", engine_cache)
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO

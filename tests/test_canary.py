@@ -1,16 +1,16 @@
 """The canary audit: held-out canaries, inclusion, scoring and the one-run bound, end to end on the tiny model."""
 
-import json
-
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
+import tiny_published
 
 from lorapriv_utils import store
 from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.attacks import canary
 from lorapriv_utils.mia.engine import models
 from lorapriv_utils.mia.experiments import audit, runner
+from lorapriv_utils.mia.records import report
 from lorapriv_utils.scale import SCALES, DPConfig
 from lorapriv_utils.store import key_of
 
@@ -48,24 +48,26 @@ def test_bad_audit_settings(kwargs, match):
 
 
 @pytest.mark.slow
-def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, engine_cache):
+def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, tiny_tree):
+    """The session's tiny tree's audit (DP-SGD r = 2, z = 0.5, 40 canaries), reused and rerun on a copy."""
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tiny_tree.cache))
+    tiny_tree.copy(tmp_path, "audit")
     work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
-    cell = runner.Cell("synthetic-email", "dpsgd", 2, 0)
-    config = canary.CanaryConfig(canaries=40, guesses_each_side=5)
-    record = audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5))
+    cell, config = tiny_published.AUDIT_CELL, tiny_published.AUDIT_CONFIG
     path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-z0.5-s0.json"
+    record = report.read_record(path)  # its checksum verifies
     prepared = work.dataset(cell.dataset, cell.seed)
     held_out = set(prepared.texts["nonmembers"])
     assert len(held_out) >= 40 and not held_out & set(prepared.texts["members"])
     assert record["manifest"]["canary_source"].startswith("the split's non-members")
     assert record["validation_perplexity"] > 1 and record["manifest"]["git_dirty"] in (True, False)
-    assert json.loads(path.read_text())["audit"] == record["audit"]
     assert record["audit"]["guesses"] == 10 and 0 <= record["audit"]["right"] <= 10
     assert record["training"]["noise_multiplier"] == 0.5 and record["training"]["epsilon"] > 0
     assert len(record["scores"]) == 40 and sum(record["included"]) == record["audit"]["included"]
-    assert audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
+    with monkeypatch.context() as patch:
+        patch.setattr(audit.finetune, "fine_tune", lambda *a, **k: pytest.fail("a current audit was recomputed"))
+        assert audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
     again = audit.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
     assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().out
     grid_key = work.key(cell)

@@ -8,6 +8,7 @@ import json
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
 import pytest
+import tiny_published
 import torch
 
 from lorapriv_utils.mia.engine import dp, models
@@ -78,15 +79,13 @@ def test_a_full_model_dp_step_is_the_clipped_mean_of_per_text_gradients(make_bas
 
 
 @pytest.mark.slow
-def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch, engine_cache):
-    monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
+def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypatch, tiny_tree):
+    """The session's tiny tree's DP comparison (full, LoRA-FA r = 2 and compressed r = 2 at z = 1), rerun on a copy."""
+    monkeypatch.setenv(models.CACHE_ENV_VAR, str(tiny_tree.cache))
+    tiny_tree.copy(tmp_path / "out", "dp_compare")
     work = Runner(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
-    cells = [
-        dp_compare.DPCell("full", 1.0),
-        dp_compare.DPCell("lorafa", 1.0, rank=2),
-        dp_compare.DPCell("compressed", 1.0, rank=2),
-    ]
-    first = dp_compare.run(work, cells)
+    cells = tiny_published.DP_CELLS
+    first = [json.loads(dp_compare.result_path(work.out, work.scale, cell).read_text()) for cell in cells]
     folder = tmp_path / "out" / "dp_compare" / "cpu-small" / "ptb"
     assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == [
         "compressed-r2-z1-s0.json",

@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.slow
 SCALE = ddp_driver.SCALE  # one tiny setting for the runner, here and under two processes
-CELLS = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
+# two of the session's tiny tree's grid cells (conftest.tiny_tree)
+CELLS = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 8, 0)]
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +40,12 @@ def tiny_model(monkeypatch, tmp_path, engine_cache):
 
 def _run(out, cells=CELLS, scale=SCALE, overrides=None, **kwargs):
     return runner.Runner(scale, out, overrides, progress=False, device="cpu", **kwargs).run(cells)
+
+
+def _published(tree, cells=CELLS):
+    """The session's tiny tree's records of ``cells`` (its grid part)."""
+    tree.parts("grid")
+    return [report.read_record(runner.result_path(tree.published, SCALE, cell)) for cell in cells]
 
 
 def _local_corpus(folder, seed):
@@ -66,16 +73,13 @@ def test_plan_and_shard():
         runner.plan(["ptb"], ["lora"], [], [0])
 
 
-def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
-    first = _run(tmp_path / "a")
-    folder = tmp_path / "a" / "cpu-small" / "synthetic-email"
+def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, tiny_tree):
+    first = _published(tiny_tree)
+    folder = tiny_tree.scale_dir / "synthetic-email"
     assert sorted(f.name for f in folder.iterdir() if not f.name.startswith(".")) == [
-        "full-s0.json",
-        "full-s0.scores.npz",
-        "lora-r2-s0.json",
-        "lora-r2-s0.scores.npz",
+        f"{name}-s0.{ext}" for name in ("adapter", "full", "lora-r16", "lora-r8") for ext in ("json", "scores.npz")
     ]
-    record = json.loads((folder / "lora-r2-s0.json").read_text())
+    record = json.loads((folder / "lora-r8-s0.json").read_text())
     manifest, metrics = record["manifest"], record["metrics"]
     for key in ("key", "config", "train_config", "split_hashes", "seeds", "versions", "runtime", "git_dirty"):
         assert key in manifest
@@ -88,7 +92,7 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     # the unit is a text: members and non-members are equal in number of texts
     assert metrics["texts"]["members"] == metrics["texts"]["nonmembers"] == SCALE.engine.max_texts_per_part
     assert metrics["windows"]["members"] > metrics["texts"]["members"]  # e-mails span several windows
-    scores = runner.read_scores(folder / "lora-r2-s0.scores.npz")
+    scores = runner.read_scores(folder / "lora-r8-s0.scores.npz")
     assert {k: len(v) for k, v in scores.items()} == dict.fromkeys(
         [
             "members_target",
@@ -113,9 +117,10 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     assert minkpp == metrics["minkpp_attack"]["auc"]["value"]
     assert set(metrics) >= {"reference_attack", "loss_attack", "zlib_attack", "minkpp_attack"}
 
-    second = _run(tmp_path / "b")  # same command, fresh folder: identical numbers
+    second = _run(tmp_path / "b")  # the same cells, fresh folder, another time (or worker): identical numbers
     assert [r["metrics"] for r in first] == [r["metrics"] for r in second]
     assert [r["scores_sha256"] for r in first] == [r["scores_sha256"] for r in second]
+    tiny_tree.copy(tmp_path / "a", "grid")
 
     def boom(self, cell, key=None):
         raise AssertionError("a finished cell was recomputed")
@@ -124,8 +129,8 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch):
     assert [r["metrics"] for r in _run(tmp_path / "a")] == [r["metrics"] for r in first]
 
 
-def test_the_learning_rate_rule_and_the_calibrated_reference(tmp_path):
-    record = _run(tmp_path, CELLS[1:])[0]
+def test_the_learning_rate_rule_and_the_calibrated_reference(tmp_path, tiny_tree):
+    record = _published(tiny_tree, CELLS[1:])[0]
     selection = record["metrics"]["lr_selection"]
     assert selection["grid"] == list(SCALE.engine.lora.lr_grid) and "auxiliary" in selection["rule"]
     ppl = {row["lr"]: row["validation_perplexity"] for row in selection["sweep"]}
@@ -150,16 +155,16 @@ def test_the_learning_rate_rule_and_the_calibrated_reference(tmp_path):
         runner.Runner(SCALE, tmp_path, reference="auxiliary", device="cpu")
 
 
-def test_tpr_at_an_fpr_below_one_over_n_is_not_a_number(tmp_path):
-    attack = _run(tmp_path, CELLS[:1])[0]["metrics"]["reference_attack"]
+def test_tpr_at_an_fpr_below_one_over_n_is_not_a_number(tiny_tree):
+    attack = _published(tiny_tree, CELLS[:1])[0]["metrics"]["reference_attack"]
     assert attack["tpr_at_0.01"] == {"resolvable": False, "note": "not resolvable with 60 non-members"}
     signal = np.arange(200.0)
     resolvable = runner.rate_metrics(signal, signal + 0.5, 0.01, np.random.default_rng(0), 20)
     assert resolvable["resolvable"] and 0 <= resolvable["low"] <= resolvable["value"] <= resolvable["high"]
 
 
-def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch):
-    _run(tmp_path, CELLS[:1])
+def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, tiny_tree):
+    tiny_tree.copy(tmp_path, "grid")  # records to damage
     path = tmp_path / "cpu-small" / "synthetic-email" / "full-s0.json"
     good = json.loads(path.read_text())
     path.write_text(path.read_text()[:-50])  # a partial write
@@ -239,33 +244,33 @@ def test_another_data_folder_makes_a_cell_stale(tmp_path, capsys):
     assert second["metrics"] != first["metrics"]
 
 
-def test_the_summary_table_and_its_command(tmp_path, capsys):
-    _run(tmp_path, CELLS)
+def test_the_summary_table_and_its_command(tmp_path, capsys, tiny_tree):
+    tiny_tree.copy(tmp_path, "grid")
     rows = report.summary_rows(report.load_records(tmp_path))
-    assert [(r["method"], r["rank"]) for r in rows] == [("full", ""), ("lora", 2)]
+    assert [(r["method"], r["rank"]) for r in rows] == [("full", ""), ("adapter", ""), ("lora", 8), ("lora", 16)]
     assert rows[0]["tpr@1.00%"] == "not resolvable with 60 non-members"
     assert re.fullmatch(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]|1\.000 \[.*\]", rows[0]["auc"])
     assert cli.main(["table", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert "synthetic-email" in text and "lora r2" in text and "ref AUC" in text and "resample" in text
+    assert "synthetic-email" in text and "lora r8" in text and "ref AUC" in text and "resample" in text
     assert max(len(line) for line in text.splitlines()) <= 120  # readable: one row per method, notes wrapped
     assert cli.main(["table", str(tmp_path), "--cells"]) == 0 and "loss_auc" in capsys.readouterr().out
     assert cli.main(["table", str(tmp_path), "--csv"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("source,scale,dataset,method,rank,seed,lr") and len(lines) == 3
+    assert lines[0].startswith("source,scale,dataset,method,rank,seed,lr") and len(lines) == 5
     assert ",reference_auc,reference_auc_low,reference_auc_high," in lines[0]  # one column per number
     published = tmp_path / "published" / "cpu-small" / "synthetic-email"
     published.mkdir(parents=True)
     for name in ("full-s0.json", "full-s0.scores.npz"):
         (published / name).write_bytes((tmp_path / "cpu-small" / "synthetic-email" / name).read_bytes())
-    assert len(report.load_sourced(tmp_path)) == 2  # the book's records only when asked for
+    assert len(report.load_sourced(tmp_path)) == 4  # the book's records only when asked for
     assert [s for s, _ in report.load_sourced(tmp_path, published=True)].count("published") == 1
-    scores = tmp_path / "cpu-small" / "synthetic-email" / "lora-r2-s0.scores.npz"
+    scores = tmp_path / "cpu-small" / "synthetic-email" / "lora-r8-s0.scores.npz"
     scores.write_bytes(scores.read_bytes()[:500])
     assert cli.main(["table", str(tmp_path)]) == 1  # a damaged scores file: named after the table, exit 1
-    assert "lora-r2-s0.json" in capsys.readouterr().err
+    assert "lora-r8-s0.json" in capsys.readouterr().err
     (tmp_path / "cpu-small" / "synthetic-email" / "full-s0.json").write_text("{}")
-    assert len(report.load_records(tmp_path)) == 1  # a broken file is named and skipped
+    assert len(report.load_records(tmp_path)) == 3  # a broken file is named and skipped
     assert "skipping" in capsys.readouterr().err
 
 
@@ -385,7 +390,7 @@ def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_acc
     work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
     record = work.run(CELLS[1:])[0]
     assert record["manifest"]["accelerate"]["num_processes"] == 1
-    assert (tmp_path / "cpu-small" / "synthetic-email" / "lora-r2-s0.json").is_file()
+    assert (tmp_path / "cpu-small" / "synthetic-email" / "lora-r8-s0.json").is_file()
 
 
 def test_a_batch_that_does_not_split_over_the_processes_is_refused(tmp_path, fresh_accelerate_state):
@@ -494,7 +499,7 @@ def test_every_option_of_every_command_has_help():
             assert action.help, f"`{name} {'/'.join(action.option_strings) or action.dest}` has no help text"
 
 
-def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch):
+def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch, tiny_tree):
     """The expensive unit is one trained model's scores: widening LoRA's grid by a rate trains that rate
     alone (and the target, if the new rate wins), and the record equals a fresh run's on the wider grid."""
     from lorapriv_utils.mia.engine import finetune
@@ -508,7 +513,8 @@ def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch):
 
     monkeypatch.setattr(finetune, "fine_tune", spy)
     cell = CELLS[1:]
-    first = _run(tmp_path / "reused", cell)[0]
+    tiny_tree.copy(tmp_path / "reused", "grid")  # the cell as trained at the old grid
+    first = _published(tiny_tree, cell)[0]
     new_rate = 1e-1
     lora = replace(SCALE.engine.lora, lr_grid=(*SCALE.engine.lora.lr_grid, new_rate))
     wider = replace(SCALE, engine=replace(SCALE.engine, lora=lora))
@@ -522,8 +528,8 @@ def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch):
     won = fresh["manifest"]["train_config"]["lr"] == new_rate
     assert len(reused_training) == (2 if won else 1)  # the target is trained again only at a new rate
     assert reused["metrics"] == fresh["metrics"]
-    path = tmp_path / "reused" / "cpu-small" / "synthetic-email" / "lora-r2-s0.json"
-    fresh_path = tmp_path / "fresh" / "cpu-small" / "synthetic-email" / "lora-r2-s0.json"
+    path = tmp_path / "reused" / "cpu-small" / "synthetic-email" / "lora-r8-s0.json"
+    fresh_path = tmp_path / "fresh" / "cpu-small" / "synthetic-email" / "lora-r8-s0.json"
     stored, again = runner.read_scores(runner.scores_path(path)), runner.read_scores(runner.scores_path(fresh_path))
     assert all(np.array_equal(stored[k], again[k]) for k in again)
     note = reused["manifest"]["reused"]
