@@ -25,7 +25,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from lorapriv_utils.ledger import STATUSES, LedgerRow, load_ledger, load_register, tally
+from lorapriv_utils.ledger import STATUSES, LedgerRow, load_ledger, load_register, outcome_counts, tally
 
 logger = logging.getLogger(__name__)
 
@@ -257,7 +257,7 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
         if row.result is None:
             return nodes.Text(row.entry.untestable or "not tested yet")
         evidence = row.result.evidence
-        text = row.result.summary or f"{sum(c.passed for c in evidence)}/{len(evidence)} evidence checks passed"
+        text = row.result.summary or f"{outcome_counts(evidence)} evidence checks pass"
         if node.get("short") or not row.result.note:
             return nodes.Text(text)
         return nodes.Text(text + ". " + row.result.note)

@@ -17,7 +17,11 @@ Checks have roles, so that a reader can tell evidence from the testing of our to
 
 * ``core`` and ``caveat`` are **evidence** about the paper's claim and decide the verdict:
   ``holds`` (every evidence check passed), ``fails`` (a core check failed), ``qualified``
-  (core checks passed, a caveat check failed).
+  (no core check failed, but a core check is unresolved or a caveat check did not pass).
+* A check of an estimate carries the 95% interval of its measured value (``interval``).  Its
+  outcome is then ``unresolved`` when the interval contains the reference (the threshold): the
+  data do not decide on which side the value lies.  An unresolved core check makes its claim
+  ``qualified``, never ``fails``, so that no claim fails on noise, and never ``holds`` either.
 * ``instrument`` checks test our own tools (quadrature against Monte Carlo, a sampler
   against brute force).  Their failure is a bug: it raises :class:`InstrumentError`, which
   stops the notebook and the book build, instead of flipping a verdict.
@@ -39,6 +43,7 @@ from .numbers import round_sig
 from .theory.montecarlo import Estimate
 
 VERDICTS = ("holds", "fails", "qualified", "not testable here")
+OUTCOMES = ("passes", "fails", "unresolved")
 STATUSES = ("holds", "fails", "qualified", "pending", "not testable here")
 EVIDENCE_ROLES = ("core", "caveat")
 ROLES = (*EVIDENCE_ROLES, "instrument", "identity")
@@ -72,14 +77,36 @@ class Check:
     passed: bool
     detail: str
     role: str = "core"
+    interval: tuple[float, float] | None = None  # the measured value's 95% interval, where it is an estimate
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
+        if self.interval is not None:
+            low, high = (float(v) for v in self.interval)
+            if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+                raise ValueError(
+                    f"check {self.name!r}: interval must be two finite numbers, low <= high, got {low}, {high}"
+                )
+            object.__setattr__(self, "interval", (low, high))  # a stored record reads back a list
 
     @property
     def is_evidence(self) -> bool:
         return self.role in EVIDENCE_ROLES
+
+    @property
+    def outcome(self) -> str:
+        """``passes`` or ``fails`` by the measured value, or ``unresolved`` where its interval contains the
+        reference."""
+        if self.interval is not None and self.interval[0] <= self.reference <= self.interval[1]:
+            return "unresolved"
+        return "passes" if self.passed else "fails"
+
+    def as_record(self) -> dict:
+        record = asdict(self)
+        if self.interval is None:  # the checks that carry no interval are stored as before
+            del record["interval"]
+        return record
 
 
 def check_close(
@@ -115,15 +142,26 @@ def check_estimate(name: str, estimate: Estimate, reference: float, *, z_max: fl
     )
 
 
-def check_bound(name: str, value: float, bound: float, *, direction: str = "<=", role: str = "core") -> Check:
-    """A measured value against a claimed bound: ``value <= bound`` or ``value >= bound``."""
+def check_bound(
+    name: str,
+    value: float,
+    bound: float,
+    *,
+    direction: str = "<=",
+    role: str = "core",
+    interval: tuple[float, float] | None = None,
+) -> Check:
+    """A measured value against a claimed bound: ``value <= bound`` or ``value >= bound``.  ``interval``, the
+    value's 95% interval where it is an estimate, makes the check unresolved when it contains the bound."""
     if direction not in ("<=", ">="):
         raise ValueError(f"direction must be '<=' or '>=', got {direction!r}")
     passed = value <= bound if direction == "<=" else value >= bound
     ratio = value / bound if bound != 0 else math.inf
-    return Check(
-        name, _round(value), _round(bound), bool(passed), f"measured {direction} claimed? ratio {ratio:.4g}", role
-    )
+    detail = f"measured {direction} claimed? ratio {ratio:.4g}"
+    if interval is not None:
+        interval = (_round(interval[0]), _round(interval[1]))
+        detail += f"; 95% interval [{interval[0]:.4g}, {interval[1]:.4g}], unresolved when it contains {bound:.4g}"
+    return Check(name, _round(value), _round(bound), bool(passed), detail, role, interval)
 
 
 def verdict_from(checks: list[Check]) -> str:
@@ -131,11 +169,19 @@ def verdict_from(checks: list[Check]) -> str:
     evidence = [c for c in checks if c.is_evidence]
     if not evidence:
         return "not testable here"
-    if any(not c.passed for c in evidence if c.role == "core"):
+    core = [c.outcome for c in evidence if c.role == "core"]
+    if "fails" in core:
         return "fails"
-    if any(not c.passed for c in evidence if c.role == "caveat"):
+    if "unresolved" in core or any(c.outcome != "passes" for c in evidence if c.role == "caveat"):
         return "qualified"
     return "holds"
+
+
+def outcome_counts(checks: list[Check]) -> str:
+    """'3 of 4' checks pass, with ', 1 unresolved' where some are."""
+    unresolved = sum(c.outcome == "unresolved" for c in checks)
+    text = f"{sum(c.outcome == 'passes' for c in checks)} of {len(checks)}"
+    return text + (f", {unresolved} unresolved" if unresolved else "")
 
 
 @dataclass
@@ -168,6 +214,7 @@ class Claim:
 
     def as_record(self) -> dict:
         record = asdict(self)
+        record["checks"] = [c.as_record() for c in self.checks]
         record["verdict"] = self.verdict
         return record
 
@@ -332,7 +379,7 @@ def claims_frame(claims: list[Claim], directory: Path | None = None):
             "claim": c.claim_id,
             "where": where[c.claim_id],
             "verdict": c.verdict,
-            "evidence checks passed": f"{sum(ch.passed for ch in c.evidence)} of {len(c.evidence)}",
+            "evidence checks passed": outcome_counts(c.evidence),
             "other checks (instruments, identities)": len(c.checks) - len(c.evidence),
         }
         for c in claims

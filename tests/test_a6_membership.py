@@ -3,7 +3,6 @@ verdict and quoted number, and the clear errors when results are missing or alte
 
 import json
 import math
-from dataclasses import replace
 
 import ddp_driver
 import numpy as np
@@ -13,19 +12,11 @@ from conftest import registered
 
 from lorapriv_utils import ledger
 from lorapriv_utils.chapters import a6_membership as a6
-from lorapriv_utils.mia.attacks import lira
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import frontier, grid, runner
-from lorapriv_utils.scale import SCALES, Hparams
+from lorapriv_utils.mia.experiments import runner
+from lorapriv_utils.scale import SCALES
 
-SCALE = replace(
-    ddp_driver.SCALE,
-    engine=replace(
-        ddp_driver.SCALE.engine,
-        dense=Hparams(epochs=1, lr_grid=(1e-3, 3e-3), batch_size=16),
-        lora=Hparams(epochs=1, lr_grid=(1e-2, 3e-2), batch_size=16),
-    ),
-)
+SCALE = ddp_driver.SCALE  # the scale of the session's tiny tree
 
 
 def test_labels_and_names():
@@ -59,7 +50,7 @@ def test_table1_comparison_puts_the_papers_numbers_beside_ours():
 
 
 def _larger_summary(lora_r8_auc: float) -> pd.DataFrame:
-    rows = [("enron", "full", 30.0, 0.80), ("enron", "adapter", 32.0, 0.70), ("enron", "lora-r16", 34.0, 0.62)]
+    rows = [("enron", "full", 30.0, 0.80), ("enron", "adapter", 32.0, 0.74), ("enron", "lora-r16", 34.0, 0.62)]
     rows += [("enron", "lora-r8", 35.0, lora_r8_auc)]
     frame = pd.DataFrame(rows, columns=["dataset", "variant", "ppl", "auc"])
     return frame.assign(tpr1=0.05, tpr001=np.nan, nonmembers=300)
@@ -88,16 +79,49 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
     assert all(c.role == "caveat" and c.name.startswith("cpu-large, enron") for v in passing.values() for c in v)
     assert all(c.passed for c in passing["A-6.adapter"] + passing["A-6.rank"])
     assert not any("log-perplexity gain" in c.name for c in passing["A-6.lora"])  # no base perplexity given
-    # LoRA r=8 above r=16 and within 0.05 of adapter fine-tuning: the rank and 'considerably' caveats fail
-    failing = a6.scale_checks(_larger_summary(0.68))
+    assert all(c.interval is None for v in passing.values() for c in v)  # no differences given: no intervals
+    # LoRA r=8 above r=16 and within 0.02 of adapter fine-tuning: the rank and 'considerably' caveats fail
+    failing = a6.scale_checks(_larger_summary(0.73))
     assert not next(c for c in failing["A-6.rank"] if "AUC r=8 below r=16" in c.name).passed
-    assert not next(c for c in failing["A-6.lora"] if "r=8: AUC at least 0.05 below adapter" in c.name).passed
+    assert not next(c for c in failing["A-6.lora"] if "r=8: AUC at least 0.02 below adapter" in c.name).passed
+    # adapter fine-tuning's AUC 0.10 below full's: more than 'a slight improvement' (0.08)
+    big = a6.scale_checks(_larger_summary(0.6).replace({"auc": {0.74: 0.70}}))["A-6.adapter"]
+    assert [c.name for c in big if not c.passed] == [
+        "cpu-large, enron: the AUC drop from full to adapter is at most 0.08 ('a slight improvement')"
+    ]
     text = a6.scale_summary(_larger_summary(0.6))
     assert text.startswith("cpu-large (one seed): enron: AUC full fine-tuning 0.800 (PPL 30)")
     numbers = a6.scale_numbers(_larger_summary(0.6))
     assert numbers["a6_membership_large_enron_lorar8_auc"] == 0.6
     assert numbers["a6_membership_large_enron_nonmembers"] == 300
-    assert numbers["a6_membership_large_enron_lorar8_auc_gap_adapter"] == pytest.approx(0.1)  # 0.70 - 0.60
+    assert numbers["a6_membership_large_enron_lorar8_auc_gap_adapter"] == pytest.approx(0.14)  # 0.74 - 0.60
+
+
+def _paper_summary() -> pd.DataFrame:
+    table = a6.PAPER_TABLE1
+    return table.assign(auc=table["auc_pct"] / 100, tpr1=table["tpr1_pct"] / 100)
+
+
+def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monkeypatch):
+    """The readings of 'considerably', 'a slight improvement' and 'a slight drop' are held against paper A's own
+    Table 1 through the chapter's checks: every Table 1 comparison passes them, and each reading is the strictest
+    round number it passes (0.01 stricter, or 0.05 stricter for the ratio, and the paper's own table fails)."""
+    summary = _paper_summary()
+
+    def failed(summary):
+        checks = [c for d in ("Enron", "PubMed", "PTB") for v in a6.table1_checks(summary, d).values() for c in v]
+        assert len(checks) == 3 * (3 + 2 * 4 + 2)  # no base perplexity: no share of the gain
+        return [c.name for c in checks if not c.passed]
+
+    assert failed(summary) == []
+    monkeypatch.setattr(a6, "CONSIDERABLE", a6.CONSIDERABLE + 0.01)
+    assert failed(summary) == ["PTB, r=16: AUC at least 0.03 below adapter's"]  # 87.21 against 84.87
+    monkeypatch.setattr(a6, "CONSIDERABLE", a6.CONSIDERABLE - 0.01)
+    monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN - 0.01)
+    assert failed(summary) == ["Enron: the AUC drop from full to adapter is at most 0.07 ('a slight improvement')"]
+    monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN + 0.01)
+    monkeypatch.setattr(a6, "SLIGHT", a6.SLIGHT - 0.05)
+    assert failed(summary) == ["PTB, r=8: PPL at most 1.2 times full's (a slight drop)"]  # 34.21 / 28.21
 
 
 def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
@@ -146,23 +170,14 @@ def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory, engine_cache):
-    root = tmp_path_factory.mktemp("book")
-    (root / "ledger").mkdir()
-    (root / "ledger" / "claims.yml").write_text((ledger.ledger_dir() / "claims.yml").read_text())
-    patch = pytest.MonkeyPatch()
-    patch.setitem(SCALES, "cpu-small", SCALE)
-    patch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
-    patch.setenv(ledger.LEDGER_ENV_VAR, str(root / "ledger"))
-    out = root / "results" / "published"
-    work = runner.Runner(SCALE, out, progress=False, device="cpu")
-    datasets = ["synthetic-email"]
-    work.run(grid.plan(datasets, ["full", "adapter", "lora"], [8, 16], [0]))
-    variants = [grid.Variant("full"), grid.Variant("adapter")] + [grid.Variant("lora", r) for r in (8, 16)]
-    frontier.run_frontier(work, datasets, variants, [0], (1, 4))
-    lira.run_cell_references(work, grid.Cell("synthetic-email", "lora", 8, 0), 2)
-    yield root
-    patch.undo()
+def results(tiny_tree):
+    """The chapter reads the session's tiny tree as it reads a checkout: its ledger and results/published."""
+    root = tiny_tree.parts("grid", "frontier", "lira")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(SCALES, "cpu-small", SCALE)
+        patch.setenv(ledger.LEDGER_ENV_VAR, str(root / "ledger"))
+        patch.setenv(models.CACHE_ENV_VAR, str(tiny_tree.cache))
+        yield root
 
 
 @pytest.mark.slow
@@ -187,7 +202,7 @@ def test_the_chapter_on_tiny_results(results):
     assert (both["diff_low"] <= both["diff"]).all() and (both["diff"] <= both["diff_high"]).all()
     assert np.allclose(both["diff"], both["ours"] - both["baseline"], atol=2e-4)
     ranks = a6.rank_frame(points, SCALE)
-    assert ranks["r"].tolist() == [8, 16] and (ranks["epoch"] == 4).all()
+    assert ranks["r"].tolist() == [8, 16] and (ranks["epoch"] == a6.RANK_EPOCH).all()
     trends = a6.rank_trends(ranks)
     rmatched = a6.rank_matched(curves, SCALE)
     versus_adapter = a6.matched_frame(curves, SCALE, baseline="adapter", compared=("lora-r8",))
@@ -202,8 +217,30 @@ def test_the_chapter_on_tiny_results(results):
     assert "TPR@1% - full" in shown.columns
     base = a6.base_perplexity(curves)
     assert base["synthetic-email"] == pytest.approx(points[points["epoch"] == 0]["ppl"].iloc[0], rel=1e-3)
-    claims = a6.claims(summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE)
+    differences = a6.grid_differences(records, SCALE)
+    assert len(differences) == 2 * len(a6.DIFFERENCES) and (differences["seeds"] == 1).all()
+    auc = differences[differences["metric"] == "auc"]
+    assert ((auc["low"] <= auc["diff"]) & (auc["diff"] <= auc["high"])).all()
+    for _, row in auc.iterrows():  # the paired bootstrap's point is the difference of the records' AUCs
+        means = summary.set_index("variant")["auc"]
+        assert row["diff"] == pytest.approx(means[row["a"]] - means[row["b"]], abs=2e-4)
+    claims = a6.claims(
+        summary,
+        {"full": matched, "adapter": versus_adapter},
+        trends,
+        rmatched,
+        base,
+        SCALE,
+        differences={SCALE.name: differences},
+    )
     assert {c.claim_id for c in claims} == registered(a6.KEY) - {"A-6.table1"}
+    lora = next(c for c in claims if c.claim_id == "A-6.lora")
+    gap = next(c for c in lora.checks if "r=8: AUC at least" in c.name and "below full's" in c.name)
+    row = auc[(auc["a"] == "lora-r8") & (auc["b"] == "full")].iloc[0]
+    assert gap.interval == (row["low"], row["high"]) and gap.reference == -a6.CONSIDERABLE
+    decided = "passes" if row["diff"] <= -a6.CONSIDERABLE else "fails"
+    assert gap.outcome == ("unresolved" if row["low"] <= -a6.CONSIDERABLE <= row["high"] else decided)
+    assert all(c.interval is None for c in lora.checks if "PPL" in c.name)  # one perplexity per model
     larger = a6.claims(
         summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE, larger=summary
     )

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 from pathlib import Path
 
@@ -82,6 +83,44 @@ def test_verdicts_follow_from_evidence_checks_only():
     assert ledger.verdict_from([ok, caveat_bad]) == "qualified"
     assert ledger.verdict_from([bad, caveat_bad]) == "fails"
     assert _claim([ok, identity, instrument]).evidence == [ok]
+
+
+def test_a_check_whose_interval_holds_its_threshold_is_unresolved_and_never_fails_a_claim():
+    """The same point estimate (an AUC gap of 0.03 where the claim needs 0.05) fails its claim when its interval
+    excludes the threshold, and leaves the claim qualified when the interval contains it."""
+    resolved = ledger.check_bound("gap", 0.03, 0.05, direction=">=", interval=(0.01, 0.045))
+    noisy = ledger.check_bound("gap", 0.03, 0.05, direction=">=", interval=(-0.02, 0.08))
+    assert not resolved.passed and resolved.outcome == "fails"
+    assert not noisy.passed and noisy.outcome == "unresolved" and "unresolved when it contains 0.05" in noisy.detail
+    ok = ledger.check_bound("ok", 1.0, 2.0)
+    assert ledger.verdict_from([ok, resolved]) == "fails"
+    assert ledger.verdict_from([ok, noisy]) == "qualified"  # not failed on noise, nor held
+    assert ledger.verdict_from([resolved, noisy]) == "fails"  # a resolved failure still decides
+    # a passing point estimate whose interval reaches the threshold is unresolved too
+    near = ledger.check_bound("near", 0.06, 0.05, direction=">=", interval=(0.04, 0.09))
+    assert near.passed and near.outcome == "unresolved" and ledger.verdict_from([near]) == "qualified"
+    clear = ledger.check_bound("clear", 0.06, 0.05, direction=">=", interval=(0.055, 0.09))
+    assert clear.outcome == "passes" and ledger.verdict_from([clear]) == "holds"
+    # an unresolved caveat qualifies, as a failed one does
+    assert ledger.verdict_from([clear, dataclasses.replace(noisy, role="caveat")]) == "qualified"
+    assert ledger.outcome_counts([ok, noisy, resolved]) == "1 of 3, 1 unresolved"
+    assert ledger.outcome_counts([ok]) == "1 of 1"
+    with pytest.raises(ValueError, match="low <= high"):
+        ledger.check_bound("bad", 0.0, 1.0, interval=(0.2, 0.1))
+
+
+def test_an_interval_survives_the_ledger_and_checks_without_one_are_stored_as_before(folder):
+    noisy = ledger.check_bound("gap", 0.03, 0.05, direction=">=", interval=(-0.02, 0.08))
+    plain = ledger.check_bound("ppl", 1.0, 2.0)
+    assert "interval" not in plain.as_record() and noisy.as_record()["interval"] == (-0.02, 0.08)
+    ledger.save_claims("a9_test", [_claim([noisy, plain])], folder)
+    stored = json.loads((folder / "a9_test.json").read_text())
+    assert [sorted(c) for c in stored[0]["checks"]][1] == sorted(
+        ["name", "measured", "reference", "passed", "detail", "role"]
+    )
+    back = ledger.load_results(folder)["a9_test"][0]
+    assert back.checks[0].interval == (-0.02, 0.08) and back.checks[0].outcome == "unresolved"
+    assert back.verdict == "qualified"
 
 
 @pytest.mark.parametrize("role", ["instrument", "identity"])

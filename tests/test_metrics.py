@@ -63,6 +63,40 @@ def test_bootstrap_interval_covers_the_value(signals):
     assert again == ci
 
 
+def _arm(rng, texts_m, texts_n, shift):
+    """Signals on shared texts: each text's own difficulty plus a little noise, members lowered by ``shift``."""
+    return texts_m - shift + rng.normal(0, 0.1, texts_m.size), texts_n + rng.normal(0, 0.1, texts_n.size)
+
+
+def test_a_paired_difference_resolves_a_shift_the_arms_share_texts_for():
+    rng = np.random.default_rng(4)
+    texts_m, texts_n = rng.normal(0, 1, 300), rng.normal(0, 1, 300)
+    arms = mm.Arms(_arm(rng, texts_m, texts_n, 0.5), _arm(rng, texts_m, texts_n, 0.3))
+    ci = mm.paired_difference(mm.roc_auc, [arms], np.random.default_rng(1), resamples=300)
+    assert ci.value == pytest.approx(mm.roc_auc(*arms.a) - mm.roc_auc(*arms.b))
+    assert 0 < ci.low < ci.value < ci.high  # a gap of about 0.1 in AUC, resolved
+    assert mm.paired_difference(mm.roc_auc, [arms], np.random.default_rng(1), resamples=300) == ci
+
+
+def test_seeds_that_disagree_widen_the_interval_of_their_mean():
+    """Two training seeds whose gaps have opposite signs, each resolved on its own: their mean's interval holds
+    the seed-to-seed variation, so it reaches both signs."""
+    rng = np.random.default_rng(5)
+    seeds = []
+    for a, b in ((0.6, 0.2), (0.2, 0.6)):
+        texts_m, texts_n = rng.normal(0, 1, 300), rng.normal(0, 1, 300)
+        seeds.append(mm.Arms(_arm(rng, texts_m, texts_n, a), _arm(rng, texts_m, texts_n, b)))
+    alone = [mm.paired_difference(mm.roc_auc, [s], np.random.default_rng(2), resamples=300) for s in seeds]
+    assert alone[0].low > 0.05 and alone[1].high < -0.05  # gaps of about +0.11 and -0.11
+    both = mm.paired_difference(mm.roc_auc, seeds, np.random.default_rng(2), resamples=300)
+    assert abs(both.value) < 0.02 and both.low < -0.05 and both.high > 0.05
+    assert both.high - both.low > 3 * (alone[0].high - alone[0].low)
+    with pytest.raises(ValueError, match="same texts"):
+        mm.Arms((np.zeros(3), np.zeros(2)), (np.zeros(3), np.zeros(4)))
+    with pytest.raises(ValueError, match="at least one seed"):
+        mm.paired_difference(mm.roc_auc, [], np.random.default_rng(0))
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [

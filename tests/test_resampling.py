@@ -36,11 +36,26 @@ def test_pairing_cancels_what_two_arms_share():
     assert resampling.percentile(paired)[0] > 0.08  # the shift of 0.1 is resolved only with pairing
 
 
+def test_a_two_stage_resample_draws_units_then_each_units_groups():
+    """The order behind every interval over seeds: the units of a resample, then each drawn unit's groups."""
+    draws = resampling.nested_resamples(np.random.default_rng(3), [(3, 2), (4, 1)], 10)
+    rng = np.random.default_rng(3)
+    sizes = [(3, 2), (4, 1)]
+    for draw in draws:
+        units = rng.integers(0, 2, 2).tolist()
+        assert [k for k, _ in draw] == units
+        for k, groups in draw:
+            assert [g.tolist() for g in groups] == [rng.integers(0, n, n).tolist() for n in sizes[k]]
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
         (lambda: resampling.resamples(np.random.default_rng(0), (3,), 5), "at least 10 resamples"),
         (lambda: resampling.resamples(np.random.default_rng(0), (3, 0), 20), "at least one element"),
+        (lambda: resampling.nested_resamples(np.random.default_rng(0), [(3,)], 5), "at least 10 resamples"),
+        (lambda: resampling.nested_resamples(np.random.default_rng(0), [], 20), "at least one unit"),
+        (lambda: resampling.nested_resamples(np.random.default_rng(0), [(3,), (0,)], 20), "at least one element"),
         (lambda: resampling.percentile([1.0, 2.0], level=1.0), "level"),
         (lambda: resampling.percentile([]), "non-empty"),
     ],

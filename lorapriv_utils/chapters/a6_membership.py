@@ -15,6 +15,7 @@ the one-point-per-method comparison that Table 1 makes.
 from __future__ import annotations
 
 import math
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -89,7 +90,12 @@ PAPER_TABLE1 = pd.DataFrame(
     columns=["dataset", "variant", "ppl", "auc_pct", "tpr1_pct", "tpr001_pct"],
 )
 LABELS = method_labels()  # the engine's registry (mia.methods)
-CONSIDERABLE = 0.05  # an AUC drop of at least this much is "considerable"
+# Readings of the vague words of paper A's section 6 ("Experimental results"), each the strictest round number
+# that Table 1 itself passes (tests/test_a6_membership.py holds PAPER_TABLE1 against them):
+CONSIDERABLE = 0.02  # LoRA's AUC "considerably" below full and adapter fine-tuning's: Table 1's smallest such gap
+#                      is 0.023 (PTB, r = 16, against adapter fine-tuning; 0.086 against full)
+SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
+#                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
 ORDER = ("full", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa")
 
@@ -393,6 +399,84 @@ def rank_matched(curves: dict, scale: Scale) -> pd.DataFrame:
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
+# Table 1's pairwise comparisons (a minus b) that the verdicts test with intervals
+DIFFERENCES = (
+    ("adapter", "full"),
+    ("lora-r8", "full"),
+    ("lora-r16", "full"),
+    ("lora-r8", "adapter"),
+    ("lora-r16", "adapter"),
+    ("lora-r8", "lora-r16"),
+)
+
+
+def _tpr1(members: np.ndarray, nonmembers: np.ndarray) -> float:
+    from ..mia.attacks import metrics
+
+    return metrics.tpr_at_fpr(members, nonmembers, 0.01).tpr
+
+
+def grid_differences(records: list[dict], scale: Scale) -> pd.DataFrame:
+    """Per dataset and pair (a, b) of :data:`DIFFERENCES` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
+    a minus b, the mean over the seeds both ran, with the 95% interval of a paired bootstrap that resamples the
+    seeds and, within each, the texts, the same texts for both arms (``metrics.paired_difference``).  Both arms
+    of a seed must score the same member and non-member texts (their records' split digests agree)."""
+    from ..mia.attacks import metrics
+    from ..mia.attacks.matching import engine_files
+    from ..mia.experiments.grid import Cell
+
+    runner = engine_files()
+    signals, splits = {}, {}
+    for record in records:
+        cell = Cell(**record["manifest"]["cell"])
+        path = runner.scores_path(runner.result_path(results_dir(scale).parent, scale, cell))
+        scores = runner.read_scores(path)
+        if runner.scores_digest(scores) != record["scores_sha256"]:
+            raise ValueError(f"{path} does not match its record; regenerate it with: {GRID_COMMAND}")
+        slot = (cell.dataset, variant_name(cell.method, cell.rank), cell.seed)
+        signals[slot] = cell_signals(record, scores, None)["eq. 24 (reference)"]
+        splits[slot] = {part: record["manifest"]["split_hashes"][part] for part in ("members", "nonmembers")}
+    rows = []
+    for d in dict.fromkeys(slot[0] for slot in signals):
+        for a, b in DIFFERENCES:
+            seeds = sorted(s for (dd, v, s) in signals if dd == d and v == a and (d, b, s) in signals)
+            if not seeds:
+                continue
+            for s in seeds:
+                if splits[(d, a, s)] != splits[(d, b, s)]:
+                    raise ValueError(
+                        f"{d}, seed {s}: {a} and {b} scored different texts; regenerate them: {GRID_COMMAND}"
+                    )
+            arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
+            for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
+                rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
+                ci = metrics.paired_difference(metric, arms, rng, scale.engine.bootstrap_resamples)
+                rows.append(
+                    {"dataset": d, "a": a, "b": b, "metric": name, "seeds": len(seeds)}
+                    | {"diff": ci.value, "low": ci.low, "high": ci.high}
+                )
+    columns = ["dataset", "a", "b", "metric", "seeds", "diff", "low", "high"]
+    return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
+
+
+def differences_display(differences: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`grid_differences` of several scales (by scale name) as one table for the page: the comparison in
+    words, the metric, the seeds, the difference and its 95% interval."""
+    metric_names = {"auc": "AUC", "tpr1": "TPR@1%"}
+    frames = [
+        frame.assign(
+            scale=name,
+            comparison=[f"{label(a)} - {label(b)}" for a, b in zip(frame["a"], frame["b"], strict=True)],
+            metric=frame["metric"].map(metric_names),
+        )
+        for name, frame in differences.items()
+        if len(frame)
+    ]
+    columns = ["scale", "dataset", "comparison", "metric", "seeds", "diff", "low", "high"]
+    out = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    return out.rename(columns={"diff": "difference", "low": "95% low", "high": "95% high"})
+
+
 # ---------------------------------------------------------------- verdicts
 def _ci(row: pd.Series, key: str = "diff") -> str:
     return f"{row[key]:+.3f} [{row[key + '_low']:+.3f}, {row[key + '_high']:+.3f}]"
@@ -410,11 +494,18 @@ def gain_share(base: float, full: float, ppl: float) -> float:
     return (math.log(base) - math.log(ppl)) / gain if gain > 0 else math.nan
 
 
-def _bound(name: str, value: float, bound: float, direction: str = "<=", role: str = "core") -> Check | None:
+def _bound(
+    name: str,
+    value: float,
+    bound: float,
+    direction: str = "<=",
+    role: str = "core",
+    interval: tuple[float, float] | None = None,
+) -> Check | None:
     """A check, or None where the value is not measured (NaN: a missing cell, a perplexity not reached)."""
     if not (math.isfinite(value) and math.isfinite(bound)):
         return None
-    return check_bound(name, value, bound, direction=direction, role=role)
+    return check_bound(name, value, bound, direction=direction, role=role, interval=interval)
 
 
 def _row(matched: pd.DataFrame, variant: str, dataset: str) -> pd.Series | None:
@@ -431,68 +522,119 @@ def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
-def scale_checks(
-    summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dict[str, float] | None = None
+def _difference(
+    summary: pd.DataFrame, differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str
+) -> tuple[float, tuple[float, float] | None]:
+    """a minus b on dataset ``d``: from ``differences`` (:func:`grid_differences`), with its interval, where it
+    holds the pair; else the difference of the summary's means, without one."""
+    if differences is not None and len(differences):
+        rows = differences[
+            (differences["dataset"] == d)
+            & (differences["a"] == a)
+            & (differences["b"] == b)
+            & (differences["metric"] == metric)
+        ]
+        if len(rows):
+            row = rows.iloc[0]
+            return float(row["diff"]), (float(row["low"]), float(row["high"]))
+    return _mean(summary, d, a, metric) - _mean(summary, d, b, metric), None
+
+
+def table1_checks(
+    summary: pd.DataFrame,
+    dataset: str,
+    tag: str | None = None,
+    differences: pd.DataFrame | None = None,
+    base_ppl: float = math.nan,
+    caveats_only: bool = False,
 ) -> dict[str, list[Check]]:
-    """Table 1's direction checks on another scale's grid, as caveats of A-6.adapter, A-6.lora and A-6.rank: the
-    same comparisons as the default scale's core checks (one seed there, so no spread over seeds).  ``base_ppl``
-    (each dataset's base-model perplexity) adds the share of full fine-tuning's log-perplexity gain LoRA recovers.
-    A comparison whose methods that scale did not run is left out."""
+    """Table 1's comparisons on one dataset of a grid (each method at its swept learning rate, means over seeds),
+    by the claim they test.  The directions and the attack gaps are core checks; the adapter's gain in size, the
+    utility cost and the share of full fine-tuning's log-perplexity gain over the base (``base_ppl``) are
+    caveats; every check is a caveat where ``caveats_only`` (another scale's).  ``differences``
+    (:func:`grid_differences`) gives the attack comparisons their 95% intervals, so that one the data cannot
+    decide is unresolved, not failed.  Checks are named ``tag`` first (the dataset by default); a comparison whose
+    methods the grid did not run is left out."""
+    tag = tag or dataset
 
-    def mean(d: str, v: str, column: str) -> float:
-        return _mean(summary, d, v, column)
+    def role(wanted: str) -> str:
+        return "caveat" if caveats_only else wanted
 
-    out: dict[str, list[Check | None]] = {"A-6.adapter": [], "A-6.lora": [], "A-6.rank": []}
-    for d in dict.fromkeys(summary["dataset"]):
-        tag = f"{scale_name}, {d}"
-        base = (base_ppl or {}).get(d, math.nan)
-        out["A-6.adapter"] += [
+    def mean(v: str, column: str) -> float:
+        return _mean(summary, dataset, v, column)
+
+    def gap(name: str, a: str, b: str, metric: str, bound: float, wanted: str = "core", flip: bool = False):
+        value, interval = _difference(summary, differences, dataset, a, b, metric)
+        if flip:  # b minus a
+            value, interval = -value, None if interval is None else (-interval[1], -interval[0])
+        if metric == "tpr1" and not math.isfinite(mean(a, "tpr1") + mean(b, "tpr1")):
+            return None  # a rate the non-members cannot resolve
+        return _bound(name, value, bound, role=role(wanted), interval=interval)
+
+    adapter = [
+        _bound(
+            f"{tag}: PPL adapter >= PPL full (loses utility)",
+            mean("adapter", "ppl"),
+            mean("full", "ppl"),
+            ">=",
+            role("core"),
+        ),
+        gap(f"{tag}: AUC adapter <= AUC full (gains robustness)", "adapter", "full", "auc", 0.0),
+        gap(
+            f"{tag}: the AUC drop from full to adapter is at most {SLIGHT_GAIN} ('a slight improvement')",
+            "adapter",
+            "full",
+            "auc",
+            SLIGHT_GAIN,
+            "caveat",
+            flip=True,
+        ),
+    ]
+    lora = []
+    for r in (8, 16):
+        v = f"lora-r{r}"
+        lora += [
+            gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's", v, "full", "auc", -CONSIDERABLE),
+            gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below adapter's", v, "adapter", "auc", -CONSIDERABLE),
+            gap(f"{tag}, r={r}: TPR at FPR 1% at most full's", v, "full", "tpr1", 0.0),
             _bound(
-                f"{tag}: PPL adapter >= PPL full", mean(d, "adapter", "ppl"), mean(d, "full", "ppl"), ">=", "caveat"
+                f"{tag}, r={r}: PPL at most {SLIGHT} times full's (a slight drop)",
+                mean(v, "ppl") / mean("full", "ppl"),
+                SLIGHT,
+                role="caveat",
             ),
-            _bound(f"{tag}: AUC adapter <= AUC full", mean(d, "adapter", "auc"), mean(d, "full", "auc"), role="caveat"),
+            _bound(
+                f"{tag}, r={r}: recovers at least half of full fine-tuning's log-perplexity gain over the base",
+                gain_share(base_ppl, mean("full", "ppl"), mean(v, "ppl")),
+                0.5,
+                ">=",
+                "caveat",
+            ),
         ]
-        for r in (8, 16):
-            v = f"lora-r{r}"
-            recovered = gain_share(base, mean(d, "full", "ppl"), mean(d, v, "ppl"))
-            out["A-6.lora"] += [
-                _bound(
-                    f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's",
-                    mean(d, v, "auc"),
-                    mean(d, "full", "auc") - CONSIDERABLE,
-                    role="caveat",
-                ),
-                _bound(
-                    f"{tag}, r={r}: AUC at least {CONSIDERABLE} below adapter's",
-                    mean(d, v, "auc"),
-                    mean(d, "adapter", "auc") - CONSIDERABLE,
-                    role="caveat",
-                ),
-                _bound(
-                    f"{tag}, r={r}: TPR at FPR 1% at most full's",
-                    mean(d, v, "tpr1"),
-                    mean(d, "full", "tpr1"),
-                    role="caveat",
-                ),
-                _bound(
-                    f"{tag}, r={r}: PPL at most {SLIGHT} times full's",
-                    mean(d, v, "ppl") / mean(d, "full", "ppl"),
-                    SLIGHT,
-                    role="caveat",
-                ),
-                _bound(
-                    f"{tag}, r={r}: recovers at least half of full fine-tuning's log-perplexity gain over the base",
-                    recovered,
-                    0.5,
-                    ">=",
-                    "caveat",
-                ),
-            ]
-        out["A-6.rank"] += [
-            _bound(f"{tag}: AUC r=8 below r=16", mean(d, "lora-r8", "auc"), mean(d, "lora-r16", "auc"), role="caveat"),
-            _bound(f"{tag}: PPL r=8 above r=16", mean(d, "lora-r8", "ppl"), mean(d, "lora-r16", "ppl"), ">=", "caveat"),
-        ]
+    rank = [
+        gap(f"{tag}: AUC r=8 below r=16", "lora-r8", "lora-r16", "auc", 0.0),
+        _bound(f"{tag}: PPL r=8 above r=16", mean("lora-r8", "ppl"), mean("lora-r16", "ppl"), ">=", role("core")),
+    ]
+    out = {"A-6.adapter": adapter, "A-6.lora": lora, "A-6.rank": rank}
     return {claim: [c for c in checks if c is not None] for claim, checks in out.items()}
+
+
+def scale_checks(
+    summary: pd.DataFrame,
+    scale_name: str = LARGER,
+    base_ppl: dict[str, float] | None = None,
+    differences: pd.DataFrame | None = None,
+) -> dict[str, list[Check]]:
+    """Table 1's checks (:func:`table1_checks`) on another scale's grid, every one a caveat of A-6.adapter,
+    A-6.lora and A-6.rank, named ``scale_name, dataset``."""
+    out: dict[str, list[Check]] = {"A-6.adapter": [], "A-6.lora": [], "A-6.rank": []}
+    for d in dict.fromkeys(summary["dataset"]):
+        checks = table1_checks(
+            summary, d, f"{scale_name}, {d}", differences, (base_ppl or {}).get(d, math.nan), caveats_only=True
+        )
+        for claim, found in checks.items():
+            out[claim] += found
+    return out
 
 
 def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dict[str, float] | None = None) -> str:
@@ -533,14 +675,17 @@ def claims(
     larger: pd.DataFrame | None = None,
     pretrained: pd.DataFrame | None = None,
     pretrained_base: dict[str, float] | None = None,
+    differences: dict[str, pd.DataFrame] | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``matched`` holds
     :func:`matched_frame` against full fine-tuning (key ``"full"``) and against adapter fine-tuning
     (``"adapter"``).  ``larger``, the larger CPU scale's :func:`grid_summary`, and ``pretrained``, the pretrained
     scale's (with its base perplexities ``pretrained_base``), add Table 1's direction checks on the real corpora as
     caveats (:func:`scale_checks`).  Table 1's own numbers are
-    registered as not testable here (no GPT-2 117M weights, no hub data).  A check whose value is not
-    measured is left out, never counted as failed."""
+    registered as not testable here (no GPT-2 117M weights, no hub data).  ``differences``, each scale's
+    :func:`grid_differences` by scale name, gives Table 1's attack comparisons their intervals.  A check whose
+    value is not measured is left out, never counted as failed."""
+    differences = differences or {}
     datasets = list(dict.fromkeys(summary["dataset"]))
     vs_full, vs_adapter = matched["full"], matched["adapter"]
 
@@ -551,22 +696,14 @@ def claims(
         row = _row(table, v, d)
         return math.nan if row is None else float(row["diff_high"])
 
+    table1 = {
+        d: table1_checks(summary, d, differences=differences.get(scale.name), base_ppl=base_ppl.get(d, math.nan))
+        for d in datasets
+    }
     out = []
     checks = []
     for d in datasets:
-        checks += [
-            _bound(
-                f"{d}: PPL adapter >= PPL full (loses utility)", mean(d, "adapter", "ppl"), mean(d, "full", "ppl"), ">="
-            ),
-            _bound(
-                f"{d}: AUC adapter <= AUC full (gains robustness)", mean(d, "adapter", "auc"), mean(d, "full", "auc")
-            ),
-            _bound(
-                f"{d}: the AUC drop from full to adapter is at most {CONSIDERABLE} ('a little')",
-                mean(d, "full", "auc") - mean(d, "adapter", "auc"),
-                CONSIDERABLE,
-                role="caveat",
-            ),
+        checks += table1[d]["A-6.adapter"] + [
             _bound(
                 f"{d}: at matched PPL, upper 95% bound of AUC adapter - full below 0",
                 diff_high(vs_full, "adapter", d),
@@ -586,48 +723,26 @@ def claims(
                 for d in datasets
             ),
             note="Core checks: the direction, under Table 1's protocol (each method at its swept learning rate, means "
-            f"over seeds). Caveats: the size ('a little' read as an AUC drop of at most {CONSIDERABLE}, the margin "
-            "of A-6.lora's 'considerably'), and the same comparison at the perplexity adapter fine-tuning reaches, on "
-            "the frontier, so that less fitting cannot explain the difference.",
+            "over seeds; the AUC comparison with the 95% interval of a paired bootstrap over seeds and texts, "
+            "unresolved where it contains 0). Caveats: the size ('a slight improvement in robustness' read as an AUC "
+            f"drop from full fine-tuning of at most {SLIGHT_GAIN}, the strictest round reading Table 1 passes: its "
+            "drops are 0.051 to 0.071), and the same comparison at the perplexity adapter fine-tuning reaches, on the "
+            "frontier, so that less fitting cannot explain the difference.",
         )
     )
 
     checks = []
     for d in datasets:
-        full_auc, full_ppl, full_tpr = mean(d, "full", "auc"), mean(d, "full", "ppl"), mean(d, "full", "tpr1")
+        checks += table1[d]["A-6.lora"]
         for r in (8, 16):
-            v = f"lora-r{r}"
-            recovered = gain_share(base_ppl.get(d, math.nan), full_ppl, mean(d, v, "ppl"))
-            checks += [
-                _bound(
-                    f"{d}, r={r}: AUC at least {CONSIDERABLE} below full's", mean(d, v, "auc"), full_auc - CONSIDERABLE
-                ),
-                _bound(
-                    f"{d}, r={r}: AUC at least {CONSIDERABLE} below adapter's",
-                    mean(d, v, "auc"),
-                    mean(d, "adapter", "auc") - CONSIDERABLE,
-                ),
-                _bound(f"{d}, r={r}: TPR at FPR 1% at most full's", mean(d, v, "tpr1"), full_tpr),
-                _bound(
-                    f"{d}, r={r}: PPL at most {SLIGHT} times full's (a slight drop)",
-                    mean(d, v, "ppl") / full_ppl,
-                    SLIGHT,
-                    role="caveat",
-                ),
-                _bound(
-                    f"{d}, r={r}: recovers at least half of full fine-tuning's log-perplexity gain over the base",
-                    recovered,
-                    0.5,
-                    ">=",
-                    "caveat",
-                ),
+            checks.append(
                 _bound(
                     f"{d}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0",
-                    diff_high(vs_full, v, d),
+                    diff_high(vs_full, f"lora-r{r}", d),
                     0.0,
                     role="caveat",
-                ),
-            ]
+                )
+            )
     out.append(
         Claim(
             claim_id="A-6.lora",
@@ -641,11 +756,14 @@ def claims(
                 f"{_matched_text(_row(vs_full, 'lora-r8', d))}"
                 for d in datasets
             ),
-            note=f"'Considerably' is read as an AUC at least {CONSIDERABLE} below full and adapter fine-tuning's "
-            "(Table 1's gaps are 0.09 to 0.22 against full, 0.02 to 0.15 against adapter fine-tuning), 'a slight "
-            f"drop in utility' as a perplexity at most {SLIGHT} times full fine-tuning's "
+            note=f"'Considerably' is read as an AUC at least {CONSIDERABLE} below full and adapter fine-tuning's, the "
+            "strictest round reading that Table 1 itself passes (its gaps are 0.086 to 0.22 against full, 0.023 to "
+            "0.15 against adapter fine-tuning; a reading of 0.05 would fail the paper's own PTB row at r = 16), 'a "
+            f"slight drop in utility' as a perplexity at most {SLIGHT} times full fine-tuning's "
             "(Table 1's largest LoRA/full ratio is 1.21). Core: the attack comparisons under Table 1's protocol at "
-            "the default scale, means over seeds. Caveats: the utility cost (the perplexity ratio, and the share of "
+            "the default scale, means over seeds, each with the 95% interval of a paired bootstrap over seeds and "
+            "texts: a comparison whose interval contains its threshold is unresolved, and leaves the claim "
+            "qualified rather than failed. Caveats: the utility cost (the perplexity ratio, and the share of "
             "full fine-tuning's log-perplexity gain over the base that LoRA recovers, since a ratio of perplexities "
             "is near 1 whenever fine-tuning gains little), and the frontier at matched perplexity (the same "
             "statistic as A-6.attribution's caveat).",
@@ -658,9 +776,7 @@ def claims(
         rho_auc = float(t["rho_rank_auc"].iloc[0]) if len(t) else math.nan
         rho_ppl = float(t["rho_rank_ppl"].iloc[0]) if len(t) else math.nan
         rm = rmatched[rmatched["dataset"] == d]
-        checks += [
-            _bound(f"{d}: AUC r=8 below r=16", mean(d, "lora-r8", "auc"), mean(d, "lora-r16", "auc")),
-            _bound(f"{d}: PPL r=8 above r=16", mean(d, "lora-r8", "ppl"), mean(d, "lora-r16", "ppl"), ">="),
+        checks += table1[d]["A-6.rank"] + [
             _bound(f"{d}: ranks 1-64 at one budget, Spearman(rank, AUC) above 0", rho_auc, 0.0, ">=", "caveat"),
             _bound(f"{d}: ranks 1-64 at one budget, Spearman(rank, PPL) below 0", rho_ppl, 0.0, "<=", "caveat"),
             _bound(
@@ -687,7 +803,8 @@ def claims(
                 f"at matched PPL r=8 - r=16 {_matched_text(_first(rmatched, d))}"
                 for d in datasets
             ),
-            note="Core: Table 1's comparison (r = 8 against r = 16, each at its swept rate, means over seeds). "
+            note="Core: Table 1's comparison (r = 8 against r = 16, each at its swept rate, means over seeds; the AUC "
+            "comparison with the 95% interval of a paired bootstrap over seeds and texts). "
             "Caveats: the trends over ranks 1 to 64 at one budget (the epoch-4 checkpoint of an 8-epoch run at the "
             "middle rate of LoRA's grid) and the r = 8 against r = 16 comparison at matched perplexity.",
         )
@@ -750,7 +867,7 @@ def claims(
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
         if other is None or not len(other):
             continue
-        extra, sentence = scale_checks(other, name, bases), scale_summary(other, name, bases)
+        extra, sentence = scale_checks(other, name, bases, differences.get(name)), scale_summary(other, name, bases)
         for claim in out:
             if extra.get(claim.claim_id):
                 claim.checks += extra[claim.claim_id]
@@ -797,11 +914,25 @@ def scale_numbers(
     return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
 
 
+def difference_numbers(differences: pd.DataFrame, prefix: str = "") -> dict[str, float]:
+    """:func:`grid_differences` as numbers the text quotes, keyed ``<prefix>_<dataset>_<a>_minus_<b>_<metric>``
+    (``_low`` and ``_high`` for the interval; the default scale unprefixed, its synthetic e-mails ``email``)."""
+    shorts = {"ptb": "ptb", "synthetic-email": "email"}
+    numbers = {}
+    for _, row in differences.iterrows():
+        d = shorts.get(row["dataset"], row["dataset"]) if not prefix else row["dataset"]
+        tag = "_".join(p for p in (prefix, d, row["a"].replace("-", ""), "minus", row["b"].replace("-", "")) if p)
+        for key, column in (("", "diff"), ("_low", "low"), ("_high", "high")):
+            numbers[f"{tag}_{row['metric']}{key}"] = row[column]
+    return quoted_numbers(KEY, numbers)
+
+
 def key_numbers(
     summary: pd.DataFrame, matched: dict[str, pd.DataFrame], trends: pd.DataFrame, base_ppl: dict[str, float]
 ) -> dict[str, float]:
-    """The numbers the chapter's text quotes (glued by the notebook)."""
-    numbers = {}
+    """The numbers the chapter's text quotes (glued by the notebook), the readings of the paper's vague words
+    among them."""
+    numbers = {"considerable": CONSIDERABLE, "slight_gain": SLIGHT_GAIN, "slight": SLIGHT}
     shorts = {"ptb": "ptb", "synthetic-email": "email"}
     for d in dict.fromkeys(summary["dataset"]):
         short = shorts.get(d, d.replace("-", ""))
@@ -840,8 +971,11 @@ __all__ = [
     "base_perplexity",
     "matched_display",
     "claims",
+    "difference_numbers",
+    "differences_display",
     "front_frame",
     "gain_share",
+    "grid_differences",
     "grid_frame",
     "grid_summary",
     "key_numbers",
@@ -856,6 +990,7 @@ __all__ = [
     "scale_checks",
     "scale_numbers",
     "scale_summary",
+    "table1_checks",
     "table1_comparison",
 ]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ..ledger import EVIDENCE_ROLES, Check, Claim
+from ..ledger import EVIDENCE_ROLES, Check, Claim, outcome_counts
 
 KEY = "a7_conclusions"
 EVIDENCE = tuple(EVIDENCE_ROLES)  # a qualifying part carries its source's caveats too
@@ -145,8 +145,7 @@ def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
         carried = [carried_checks(p, measured[p.source]) for p in parts]
         checks = [check for part_checks in carried for check in part_checks]
         summary = "; ".join(
-            f"{p.meaning} ({p.source}, {measured[p.source].verdict}): "
-            f"{sum(c.passed for c in part_checks)} of {len(part_checks)} checks pass"
+            f"{p.meaning} ({p.source}, {measured[p.source].verdict}): {outcome_counts(part_checks)} checks pass"
             for p, part_checks in zip(parts, carried, strict=True)
         )
         out.append(
@@ -178,21 +177,30 @@ def parts_frame(results: dict[str, list[Claim]]) -> pd.DataFrame:
                     "source": p.source,
                     "source verdict": measured[p.source].verdict,
                     "role here": p.role,
-                    "checks passed": f"{sum(c.passed for c in checks)} of {len(checks)}",
+                    "checks passed": outcome_counts(checks),
                 }
             )
     return pd.DataFrame(rows)
 
 
 def failed_checks(claim: Claim, limit: int = 3) -> pd.DataFrame:
-    """Up to ``limit`` failed checks of each part of a concluding claim: name, measured value, reference."""
+    """Up to ``limit`` checks of each part of a concluding claim that do not pass (failed or unresolved): role,
+    outcome, name, measured value, reference."""
     rows, seen = [], {}
     for c in claim.checks:
         source = c.name.split(":", 1)[0]
-        if not c.passed and seen.get(source, 0) < limit:
+        if c.outcome != "passes" and seen.get(source, 0) < limit:
             seen[source] = seen.get(source, 0) + 1
-            rows.append({"role": c.role, "check": c.name, "measured": c.measured, "reference": c.reference})
-    return pd.DataFrame(rows, columns=["role", "check", "measured", "reference"])
+            rows.append(
+                {
+                    "role": c.role,
+                    "outcome": c.outcome,
+                    "check": c.name,
+                    "measured": c.measured,
+                    "reference": c.reference,
+                }
+            )
+    return pd.DataFrame(rows, columns=["role", "outcome", "check", "measured", "reference"])
 
 
 __all__ = ["KEY", "READINGS", "Part", "carried_checks", "claims", "failed_checks", "parts_frame"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,6 +153,52 @@ def bootstrap(
     draws = [metric(m[i], n[j]) for i, j in resampling.resamples(rng, (m.size, n.size), resamples)]
     low, high = resampling.percentile(draws, level)
     return Interval(float(metric(m, n)), low, high, level)
+
+
+@dataclass(frozen=True)
+class Arms:
+    """Two arms' signals on the same texts (one training seed): ``a`` and ``b`` are (members, non-members), the
+    i-th member (non-member) of one arm the same text as the i-th of the other."""
+
+    a: tuple[np.ndarray, np.ndarray]
+    b: tuple[np.ndarray, np.ndarray]
+
+    def __post_init__(self) -> None:
+        for k, kind in enumerate(("members", "non-members")):
+            if np.shape(self.a[k]) != np.shape(self.b[k]):
+                raise ValueError(
+                    f"the two arms score different {kind} ({np.shape(self.a[k])} against {np.shape(self.b[k])}): "
+                    "a paired comparison needs both arms' signals on the same texts"
+                )
+
+
+def paired_difference(
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    seeds: Sequence[Arms],
+    rng: np.random.Generator,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> Interval:
+    """The mean over training seeds of ``metric(a) - metric(b)``, with a percentile interval from a two-stage
+    bootstrap: each resample draws the seeds with replacement, then, within each drawn seed, its members and its
+    non-members, applying the same texts to both arms.  With several seeds the interval so holds the seed-to-seed
+    variation as well as the texts'; with one it is the texts' alone."""
+    if not seeds:
+        raise ValueError("a paired difference needs at least one seed's arms")
+    m = [tuple(_signals(arm[k], "signal") for k in (0, 1)) for s in seeds for arm in (s.a, s.b)]
+    arms = [(m[2 * k], m[2 * k + 1]) for k in range(len(seeds))]
+
+    def difference(a, b, i=slice(None), j=slice(None)) -> float:
+        return metric(a[0][i], a[1][j]) - metric(b[0][i], b[1][j])
+
+    point = float(np.mean([difference(a, b) for a, b in arms]))
+    sizes = [(a[0].size, a[1].size) for a, _ in arms]
+    draws = [
+        np.mean([difference(*arms[k], i, j) for k, (i, j) in draw])
+        for draw in resampling.nested_resamples(rng, sizes, resamples)
+    ]
+    low, high = resampling.percentile(draws, level)
+    return Interval(point, low, high, level)
 
 
 def perplexity(total_nll: float, tokens: int) -> float:

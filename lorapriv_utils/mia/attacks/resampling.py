@@ -25,6 +25,26 @@ def resamples(rng: np.random.Generator, sizes: Sequence[int], count: int) -> lis
     return [tuple(rng.integers(0, size, size) for size in sizes) for _ in range(count)]
 
 
+def nested_resamples(
+    rng: np.random.Generator, sizes: Sequence[Sequence[int]], count: int
+) -> list[list[tuple[int, tuple[np.ndarray, ...]]]]:
+    """``count`` two-stage resamples of units (training seeds, say) holding groups of ``sizes[k]``: each resample
+    draws ``len(sizes)`` units with replacement, then resamples the groups of each unit drawn (as
+    :func:`resamples` does), and is a list of (unit, index arrays)."""
+    if count < 10:
+        raise ValueError(f"a bootstrap needs at least 10 resamples, got {count}")
+    if not sizes:
+        raise ValueError("a two-stage bootstrap needs at least one unit")
+    units = [[int(size) for size in unit] for unit in sizes]
+    if min(min(unit, default=0) for unit in units) < 1:
+        raise ValueError(f"every group to resample needs at least one element, got sizes {units}")
+    out = []
+    for _ in range(count):
+        chosen = rng.integers(0, len(units), len(units))
+        out.append([(int(k), tuple(rng.integers(0, size, size) for size in units[k])) for k in chosen])
+    return out
+
+
 def percentile(draws, level: float = 0.95) -> tuple[float, float]:
     """The percentile interval of level ``level`` of the bootstrap draws of one quantity."""
     if not 0 < level < 1:
