@@ -100,9 +100,11 @@ browser-check: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python tools/check_html.py _build/html --screenshots _build/screenshots
 
+# One BLAS thread per kernel, as in nbval: beside a training run on the other core, b3 took 136 s at one
+# thread and more than 23 minutes at two.
 notebooks: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.py
-	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
+	$(ONE_THREAD) $(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
 	$(BIN)/jupytext --sync notebooks/*.ipynb
 
 # §6's results under results/published/cpu-small: Table 1's grid (three seeds) and the frontier.
@@ -165,7 +167,7 @@ results-b3: $(STAMP)
 notebook: $(STAMP)
 	@test -n "$(NB)" || { echo "usage: make notebook NB=a3_noise" >&2; exit 2; }
 	$(BIN)/jupytext --sync notebooks/$(NB).py
-	$(BIN)/python tools/execute_notebooks.py notebooks/$(NB).ipynb
+	$(ONE_THREAD) $(BIN)/python tools/execute_notebooks.py notebooks/$(NB).ipynb
 	$(BIN)/jupytext --sync notebooks/$(NB).ipynb
 
 bench: $(STAMP)

@@ -246,6 +246,32 @@ def dp_map_plot(dpmap: pd.DataFrame, delta: float):
     return fig
 
 
+def figure2_plot(table: pd.DataFrame, read: pd.DataFrame, delta: float):
+    """Paper B's Fig. 2 recomputed: eps at ``delta`` against the rank, one panel per alignment: the exact curve,
+    Theorem 1 as printed and with its first term clipped at 0 (lines), and the points read off the paper's
+    figure."""
+    style()
+    rhos = sorted(table["rho"].unique())
+    fig, axes = plt.subplots(1, len(rhos), figsize=(4.2 * len(rhos), 3.4), squeeze=False)
+    for ax, rho in zip(axes[0], rhos, strict=True):
+        part = table[table["rho"] == rho]
+        ax.plot(part["r"], part["eps_exact"], "o-", color="C0", label="exact (ours)")
+        ax.plot(part["r"], part["eps_theorem"], "s--", color="C1", label="Theorem 1 as printed")
+        ax.plot(part["r"], part["eps_clipped"], ":", color="C1", label="its first term clipped at 0")
+        for curve, marker, color in (("exact", "x", "C0"), ("Theorem 1", "+", "C1")):
+            points = read[(read["curve"] == curve) & (read["rho"] == rho)]
+            ax.plot(points["r"], points["eps_read"], marker, color=color, ms=9, mew=2, label=f"paper: {curve}")
+        ax.set(
+            yscale="log",
+            xlabel="rank $r$",
+            ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$",
+            title=rf"$\rho$ = {rho:g}, $d$ = {int(part['d'].iloc[0])}",
+        )
+    axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def attack_scores_plot(scores: dict[str, np.ndarray], member: np.ndarray):
     """Paper B, matrix queries: distribution of an attack's scores with the target in and out, per attack."""
     style()

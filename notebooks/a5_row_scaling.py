@@ -208,7 +208,7 @@ ledger.save_claims(a5_row_scaling.KEY, claims)
 plots.save_figure(mult_fig, "a5_multiplier")
 plots.save_figure(audit_fig, "a5_audit")
 numbers = {
-    **a5_row_scaling.key_numbers(eq23, mult, acct, cost),
+    **a5_row_scaling.key_numbers(eq23, mult, acct, cost, larger_cost),
     **a5_row_scaling.noise_numbers(noise_var),
     **a5_row_scaling.real_multiplier_numbers(real_mult, real_record),
     **a5_row_scaling.audit_numbers(audit, audit_diffs, audits),

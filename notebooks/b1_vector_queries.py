@@ -91,6 +91,33 @@ theorem = b1_vector_queries.theorem1_table([16, 768], [4, 16, 64], [0.99, 0.999,
 display_table(theorem)
 
 # %% [markdown]
+# ## Paper B's Fig. 2, recomputed
+#
+# The authors' site shows $\varepsilon$ at $\delta = 0.01$ against the rank, without added
+# noise, for alignments $\rho = 0.5$ and $0.9$: an "exact" curve and Theorem 1's. It does not
+# state $d$. We read ten points off the figure by eye (`PAPER_FIG2`), recompute the exact
+# curve at each candidate $d$ and keep the $d$ whose curve fits the points read best; then we
+# evaluate Theorem 1, as the blog post prints it, at $\delta_\rho = 0.01$ (so
+# $\delta' = (0.01 - \text{support term})/3$) with its two terms apart, and ask whether it is an
+# upper bound: whether the exact $\delta$ at its $\varepsilon_\rho$ stays below 0.01.
+
+# %%
+fig2_inferred = b1_vector_queries.infer_fig2_dimension()
+display_table(fig2_inferred)
+
+# %%
+fig2_d = int(fig2_inferred.loc[fig2_inferred["max_log_error"].idxmin(), "d"])
+fig2 = b1_vector_queries.figure2_table(fig2_d)
+fig2_comparison = b1_vector_queries.figure2_comparison(fig2)
+display_table(fig2_comparison)
+
+# %% tags=["hide-output"]
+display_table(fig2)
+
+# %% mystnb={"figure": {"caption": "Paper B's Fig. 2 recomputed at the inferred $d$: $\\varepsilon$ at $\\delta = 0.01$ without added noise against the rank. Lines are ours: the exact curve (solid), Theorem 1 as the blog post prints it (dashed) and with its first term clipped at 0 (dotted); crosses and pluses are the points read off the paper's figure. Where the dashed line falls below the solid one, the printed formula is no bound.", "name": "fig-b1-fig2"}, "image": {"alt": "Two panels, rho 0.5 and 0.9, of epsilon on a log scale against rank: our exact curve passes through the crosses read off the paper; the paper's Theorem 1 points sit on the dotted clipped-formula line, while the printed formula's dashed line dips below the exact curve at rank 400."}}
+fig2_fig = plots.figure2_plot(fig2, b1_vector_queries.PAPER_FIG2, b1_vector_queries.FIG2_DELTA)
+
+# %% [markdown]
 # ## When is the mechanism $(\varepsilon, 10^{-5})$-DP?
 #
 # At GPT-2's attention input dimension $d = 768$: the exact $\varepsilon$ at
@@ -148,12 +175,15 @@ display_table(pretrained_alignment)
 # counted (see {doc}`../book/claims_ledger`).
 
 # %% tags=["hide-input"]
-claims = b1_vector_queries.claims(law, support, profile, theorem, dpmap, gauss, scale)
+claims = b1_vector_queries.claims(law, support, profile, theorem, dpmap, gauss, scale, fig2=fig2)
+claims.append(b1_vector_queries.figure2_claim(fig2_inferred, fig2, fig2_comparison, scale))
 claims.append(b1_vector_queries.alignment_claim(alignment, pretrained_alignment, scale))
 ledger.save_claims(b1_vector_queries.KEY, claims)
 plots.save_figure(map_fig, "b1_map")
+plots.save_figure(fig2_fig, "b1_fig2")
 numbers = {
     **b1_vector_queries.key_numbers(theorem, dpmap),
+    **b1_vector_queries.figure2_numbers(fig2_inferred, fig2, fig2_comparison),
     **b1_vector_queries.alignment_numbers(alignment, pretrained_alignment),
     **measured_times(b1_vector_queries.KEY, {"alignment": ("alignment",)}, unit="seconds"),
 }

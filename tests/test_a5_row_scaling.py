@@ -24,6 +24,8 @@ def test_row_scaling_chapter(tiny_scale):
     verdicts = {c.claim_id: c.verdict for c in claims}
     assert verdicts == {"A-5.1-JL": "holds", "A-5.eq22": "holds", "A-5.eq23": "qualified", "A-5.1-z": "fails"}
     assert a5.key_numbers(eq23, mult, acct, _cost(1.0, 1.0))["a5_row_scaling_z_formula"] < 0.02
+    both = a5.key_numbers(eq23, mult, acct, _cost(1.0, 1.0), larger=_cost(1.1, 0.93))
+    assert both["a5_row_scaling_larger_memory_ratio"] == 0.93 and "a5_row_scaling_larger_time_ratio" in both
 
 
 def _cost(time_ratio, memory_ratio):

@@ -20,11 +20,18 @@ def test_matrix_queries_chapter(tiny_scale):
     verdicts = {c.claim_id: c.verdict for c in claims}
     assert verdicts == {
         "B-2.not-dp": "holds",
+        "B-2.theorem2": "holds",
         "B-2.mia": "holds",
         "B-2.lora-not-private": "holds",
         "A-v8.dp-by-design": "fails",  # the laws do not overlap
     }
     assert b2.key_numbers(attacks, growth, residuals)["b2_matrix_queries_auc_min"] == 1
+    # Theorem 2's event must separate the worlds: a true-world residual as large as the other world's breaks it
+    overlapping = residuals.copy()
+    wrong = overlapping.loc[overlapping["query"] == "the other world's", "smallest"].iloc[0]
+    overlapping.loc[overlapping["query"] == "the true one", "largest"] = 2 * wrong
+    broken = {c.claim_id: c for c in b2.claims(attacks, growth, overlapping, scale)}
+    assert broken["B-2.theorem2"].verdict == "fails" and broken["B-2.not-dp"].verdict == "fails"
 
 
 def test_b_alone_with_a_secret(tiny_scale):

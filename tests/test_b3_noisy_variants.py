@@ -27,7 +27,10 @@ def test_noisy_variants_chapter(tiny_scale):
     claims = b3.claims(ratios, m2, m1, instr, scale)
     assert {c.claim_id for c in claims} <= registered(b3.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
-    assert verdicts == {"B-3.m2": "qualified", "B-3.m1": "qualified", "B-3.stronger": "qualified"}
+    # each claim in paper B's own setting (A secret); A published is its own row, where the projection hurts
+    assert verdicts == {"B-3.m2": "qualified", "B-3.m1": "holds", "B-3.published-A": "holds", "B-3.stronger": "holds"}
+    by_id = {c.claim_id: c for c in claims}
+    assert not any("published" in c.name for c in by_id["B-3.m1"].checks + by_id["B-3.stronger"].checks)
     composition = plots.composition_plot(m2, b3.DELTA)
     assert "10^{-5}" in composition.axes[0].get_ylabel()  # a power of ten in mathtext, not 1e-05
     for fig in (composition, plots.m1_profile_plot(m1)):

@@ -368,8 +368,11 @@ def claims(
     return out
 
 
-def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, cost: dict) -> dict[str, float]:
-    """The numbers the chapter's takeaway quotes (glued by the notebook)."""
+def key_numbers(
+    eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, cost: dict, larger: dict | None = None
+) -> dict[str, float]:
+    """The numbers the chapter's takeaway quotes (glued by the notebook); ``larger``, the cost measured on the
+    larger scale's model, adds its two ratios."""
     row = acct.loc[acct["eps_rdp_at_formula"].idxmin()]
     numbers = {
         "guarantee_min": eq23["guarantee_1_minus_nbp"].min(),
@@ -385,6 +388,8 @@ def key_numbers(eq23: pd.DataFrame, mult: pd.DataFrame, acct: pd.DataFrame, cost
         "time_ratio": cost["time_ratio"],
         "memory_ratio": cost["memory_ratio"],
     }
+    if larger is not None:
+        numbers |= {"larger_time_ratio": larger["time_ratio"], "larger_memory_ratio": larger["memory_ratio"]}
     return quoted_numbers(KEY, numbers)
 
 

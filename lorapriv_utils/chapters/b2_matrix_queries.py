@@ -223,6 +223,21 @@ def claims(
             "the other columns reveal M and hence the differing column, is not tested separately.",
         )
     )
+    out.append(
+        Claim(
+            claim_id="B-2.theorem2",
+            scale=scale.name,
+            checks=list(checks),
+            summary=f"the event E = {{Y : V^T Y symmetric}} held in every trial of the true world (residual below "
+            f"{ROUNDING_FLOOR:g}: float rounding) and in no trial of the other (residual at least {wrong_min:.2g}), "
+            f"in every setting of the secret-A attack ({len(secret)})",
+            note="Theorem 2's event, made concrete: for neighbouring gradient matrices V and V' (add/remove one "
+            "sample), Y = M V satisfies V^T Y = V^T M V, a symmetric matrix, with probability 1, while M V' does so "
+            "with probability 0 whenever V^T M V' is not symmetric, which holds almost surely for a non-trivial "
+            "query. The same support test as B-2.not-dp's; measured on the mechanism (one release of a linear "
+            "layer's batch gradient), within float rounding.",
+        )
+    )
 
     checks = [
         check_bound(f"AUC above 0.99, {r.attack}, d={r.d}, r={r.r}, b={r.b}, {r.gradient}", r.auc, 0.99, direction=">=")

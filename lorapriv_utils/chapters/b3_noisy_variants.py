@@ -300,15 +300,6 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
         )
         for r in base.index
     ]
-    checks += [
-        check_bound(
-            f"A published, r={r}: delta(1) no larger than the noise alone's",
-            base.loc[r, "delta_m1_published_A"],
-            base.loc[r, "delta_noise_alone"],
-            role="caveat",
-        )
-        for r in base.index
-    ]
     out.append(
         Claim(
             claim_id="B-3.m1",
@@ -317,15 +308,35 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
             summary=f"vector queries, d = {d}, rho = {base.rho.iloc[0]}, mu = {MU:g}: at eps = 1, delta with A secret "
             "is "
             + ", ".join(f"{base.loc[r, 'delta_m1_secret_A']:.3g} (r = {r})" for r in base.index)
-            + f" against {base.delta_noise_alone.iloc[0]:.3g} for the noise alone; with A published "
-            + ", ".join(f"{base.loc[r, 'delta_m1_published_A']:.3g} (r = {r})" for r in base.index),
-            note="Tested on vector queries only, the analogue we can compute exactly; paper B's statement is about "
-            "matrix queries under alignment conditions, where the other columns of a release reveal M, and that "
-            "version is not tested here. With A secret the projection's randomness adds noise of variance about U/r "
-            "across the query: M1 amplifies at every rank, most at small rank, less as r grows past d (M tends to I). "
-            "The published-A caveat is the threat model of a LoRA checkpoint, which paper B does not claim: given A, "
-            "M1 is the Gaussian mechanism with sensitivity |M dv|, of mean square (1 + (d+1)/r) |dv|^2, so it is "
-            "expected to fail, and does at every rank.",
+            + f" against {base.delta_noise_alone.iloc[0]:.3g} for the noise alone",
+            note="Judged in paper B's own setting, A secret. Tested on vector queries only, the analogue we can "
+            "compute exactly; paper B's statement is about matrix queries under alignment conditions, where the "
+            "other columns of a release reveal M, and that version is not tested here. With A secret the "
+            "projection's randomness adds noise of variance about U/r across the query: M1 amplifies at every rank, "
+            "most at small rank, less as r grows past d (M tends to I). A published, the threat model of a LoRA "
+            "checkpoint, is a setting paper B does not claim: it is B-3.published-A's row.",
+        )
+    )
+    out.append(
+        Claim(
+            claim_id="B-3.published-A",
+            scale=scale.name,
+            checks=[
+                check_bound(
+                    f"A published, r={r}: delta(1) at least the noise alone's",
+                    base.loc[r, "delta_m1_published_A"],
+                    base.loc[r, "delta_noise_alone"],
+                    direction=">=",
+                )
+                for r in base.index
+            ],
+            summary=f"vector queries, d = {d}, rho = {base.rho.iloc[0]}, mu = {MU:g}: at eps = 1, delta with A "
+            "published is "
+            + ", ".join(f"{base.loc[r, 'delta_m1_published_A']:.3g} (r = {r})" for r in base.index)
+            + f" against {base.delta_noise_alone.iloc[0]:.3g} for the noise alone",
+            note="The book's own test, beyond paper B: given A, M1 is the Gaussian mechanism with sensitivity |M dv|, "
+            "of mean square (1 + (d+1)/r) |dv|^2, so the projection inflates the sensitivity instead of hiding it, "
+            "most at small rank.",
         )
     )
 
@@ -338,7 +349,7 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
                 0.95 * row.eps_noise_alone,
             )
         )
-    checks += [c for c in out[1].checks if c.role in ("core", "caveat")]
+    checks += [c for c in out[1].checks if c.role in ("core", "caveat")]  # B-3.m1's, A secret
     top = m2[(m2["steps"] == m2["steps"].max()) & (m2["r"] < m2["d"])]
     out.append(
         Claim(
@@ -348,7 +359,7 @@ def claims(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame, instr: pd.D
             summary="M2 with a fresh A each step certifies eps "
             + ", ".join(f"{row.eps_m2_fresh_A:.3g} (r = {int(row.r)})" for row in top.itertuples())
             + f" against {top.eps_noise_alone.iloc[0]:.3g} for the noise alone after {int(top.steps.iloc[0])} steps; "
-            "M1 with A secret beats the noise alone at every rank tried; with A published M1 is worse than it",
+            "M1 with A secret beats the noise alone at every rank tried (A published: B-3.published-A)",
             note="M2 is a post-processing of the noise alone's release, so it is never less private; the checks ask "
             "for a gain of at least 5%. The certificates assume a fresh A at every step. LoRA freezes A, and then the "
             "releases reveal A's row space (after r steps exactly), differences that depend on past releases may lie "
@@ -650,7 +661,11 @@ def lowrank_claim(frame: pd.DataFrame, paired: pd.DataFrame, m2: pd.DataFrame, s
         + f" at perplexities {mid['perplexity'].min():.1f} to {mid['perplexity'].max():.1f}; M2 with a fresh A "
         f"(r = {int(fresh.r)}) certifies {fresh.eps_m2_fresh_A:.3g} where the noise alone gives "
         f"{fresh.eps_noise_alone:.3g}",
-        note="Two readings. As a certificate: DP-SGD's accountant sees the clipping norm, the noise and the "
+        note="What the checks test: the core checks are about compressed DP-SGD and M2, a low-rank mechanism "
+        "with a fresh random A at every step, not about LoRA; they read the claim as 'a low-rank mechanism can "
+        "certify more privacy at the same noise'. Whether LoRA itself (A frozen, DP-SGD on B) is more private at "
+        "the same noise is tested only by the caveats, by attack, since its certificate is DP-SGD's. Two readings. "
+        "As a certificate: DP-SGD's accountant sees the clipping norm, the noise and the "
         "sampling, not the number of weights, so at the same noise DP LoRA (A frozen or not) certifies exactly "
         "what DP full fine-tuning does; a smaller eps at the same noise needs another mechanism, such as M2's "
         "fresh projection after the noise (B-3.accuracy). As a measurement: the reference attack on the trained "
