@@ -598,10 +598,10 @@ def figure2_claim(inferred: pd.DataFrame, table: pd.DataFrame, comparison: pd.Da
         scale=scale.name,
         checks=checks,
         summary=f"d inferred as {int(best['d'])} (largest relative misfit {math.expm1(best['max_log_error']):.1%} "
-        f"over {len(exact)} points read off the exact curves); the figure's Theorem 1 curve is "
-        f"{theorem['ours / paper'].min():.2f} to {theorem['ours / paper'].max():.2f} times the formula as printed "
-        f"and {theorem['clipped / paper'].min():.2f} to {theorem['clipped / paper'].max():.2f} times the formula "
-        "with its first term clipped at 0; the formula as printed is "
+        f"over {len(exact)} points read off the exact curves); the formula as printed is "
+        f"{theorem['ours / paper'].min():.2f} to {theorem['ours / paper'].max():.2f} times the figure's Theorem 1 "
+        f"points and the formula with its first term clipped at 0 {theorem['clipped / paper'].min():.2f} to "
+        f"{theorem['clipped / paper'].max():.2f} times them; the formula as printed is "
         + (
             "an upper bound at every rank"
             if broken.empty
