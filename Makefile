@@ -140,7 +140,7 @@ results-a6-pretrained: $(STAMP)
 	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods full,lora --ranks 8 \
 	    --seeds 0 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
-	$(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods adapter --seeds 0 \
+	$(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods adapter --seeds 0 \
 	  --data-dir $(DATA_DIR) --out results/published --threads 1
 
 AUDIT = LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils audit --datasets ptb --canaries 800 --guesses 100 --epochs 16 --out results/published

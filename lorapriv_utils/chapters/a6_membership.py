@@ -56,8 +56,8 @@ SCALE_NOTES = {
     PRETRAINED: "the pretrained scale (SmolLM2-135M-Instruct: a pretrained Llama-architecture model of GPT-2's size "
     "class but not GPT-2, with its own tokenizer, the instruct variant, its 4-bit weights dequantised; the real Enron "
     "and PubMed samples, 200 texts per part cut to their first 128 tokens, 2 epochs, one seed, so intervals over "
-    "texts only; so far full fine-tuning and LoRA r=8 on both corpora and adapter fine-tuning on Enron, so no "
-    "rank comparisons and no frontier)",
+    "texts only; so far full fine-tuning, adapter fine-tuning and LoRA r=8 on both corpora, so no rank "
+    "comparisons and no frontier)",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
 COSTS = {
