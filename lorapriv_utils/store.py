@@ -44,6 +44,7 @@ NUMERICS = {
     "lr-sweep": 1,  # the learning-rate rule: each rate on the auxiliary part, lowest validation perplexity
     # the methods (finetune.prepare and the gradient transforms)
     "full": 1,
+    "frozenemb": 1,  # full fine-tuning with the embeddings (token, position, tied head) frozen
     "adapter": 1,
     "lora": 1,  # PEFT LoRA on the adapted projections, B = 0, A ~ N(0, 1/r)
     "lorafa": 1,  # LoRA with A frozen

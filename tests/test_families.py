@@ -30,6 +30,9 @@ def test_each_family_names_its_adapted_projections(name):
     assert families.family_of(peft_model) is family  # through PEFT's wrapper
     assert len(finetune.lora_layers(peft_model)) == len(expected)
     assert (family.position_embedding(base) is None) == (name == "llama")  # rotary positions have no weight
+    embeddings = family.embedding_weights(base)
+    assert len(embeddings) == {"gpt2": 2, "llama": 1}[name]  # the head is tied to the token embedding in both
+    assert embeddings[0] is base.get_output_embeddings().weight
 
 
 def test_an_unsupported_model_is_one_clear_error():
@@ -76,7 +79,9 @@ def test_every_method_trains_only_its_weights(name):
     family = families.family_of(base)
     adapted = sum(w.numel() for w in family.adapted_weights(base))
     lora = sum(2 * (n + m) for n, m in family.adapted_shapes(base))  # r (n + m) per projection at r = 2
-    expected = {"full": sum(p.numel() for p in base.parameters()), "adapter": adapted, "lora": lora}
+    embeddings = sum(w.numel() for w in family.embedding_weights(base))  # token (tied head), GPT-2's positions
+    total = sum(p.numel() for p in base.parameters())
+    expected = {"full": total, "frozenemb": total - embeddings, "adapter": adapted, "lora": lora}
     expected |= {"dpsgd": lora, "lorafa": lora - 2 * sum(m for _, m in family.adapted_shapes(base))}
     expected |= {"flora": expected["lorafa"], "rowscale": expected["lorafa"]}
     blocks = ddp_driver.tiny_blocks()
@@ -87,6 +92,9 @@ def test_every_method_trains_only_its_weights(name):
         model, stats = finetune.fine_tune(copy.deepcopy(base), method, blocks, cfg, rank=rank)
         assert stats["trainable_parameters"] == count, method
         assert not np.allclose(block_losses(model, blocks), before), method  # it trained
+        if method == "frozenemb":
+            for moved, start in zip(family.embedding_weights(model), family.embedding_weights(base), strict=True):
+                assert torch.equal(moved, start)  # the embeddings stayed where the base has them
     with pytest.raises(ValueError, match=f"1 <= r <= min\\(n, m\\) = {finetune.max_rank(base)}"):
         finetune.prepare(copy.deepcopy(base), "lora", finetune.max_rank(base) + 1)
 

@@ -98,7 +98,7 @@ CONSIDERABLE = 0.02  # LoRA's AUC "considerably" below full and adapter fine-tun
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
-ORDER = ("full", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa")
+ORDER = ("full", "frozenemb", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa")
 
 
 def results_dir(scale: Scale) -> Path:

@@ -143,6 +143,18 @@ class Family:
     def position_embedding(self, model: torch.nn.Module) -> torch.nn.Parameter | None:
         return None if self.position_path is None else _attribute(unwrap(model), self.position_path)
 
+    def embedding_weights(self, model: torch.nn.Module) -> list[torch.nn.Parameter]:
+        """The embeddings: the token embedding, the output head when it is not tied to it, and a learned
+        position embedding (each parameter once)."""
+        inner = unwrap(model)
+        weights = [inner.get_input_embeddings().weight, inner.get_output_embeddings().weight]
+        weights.append(self.position_embedding(model))
+        out: list[torch.nn.Parameter] = []
+        for weight in weights:
+            if weight is not None and all(weight is not seen for seen in out):
+                out.append(weight)
+        return out
+
     def context(self, model: torch.nn.Module) -> int:
         return int(getattr(unwrap(model).config, self.context_field))
 

@@ -117,8 +117,11 @@ def prepare(model: torch.nn.Module, method: str, rank: int | None = None, seed: 
     check_method(method, rank, model)
     spec = methods.get(method)
     for p in model.parameters():
-        p.requires_grad_(spec.weights == "all")
+        p.requires_grad_(spec.weights in ("all", "body"))
     if spec.weights != "lora":
+        if spec.weights == "body":  # the control of issue 28: full fine-tuning that cannot move the embeddings
+            for weight in families.family_of(model).embedding_weights(model):
+                weight.requires_grad_(False)
         if spec.weights == "adapted":
             for weight in families.family_of(model).adapted_weights(model):
                 weight.requires_grad_(True)

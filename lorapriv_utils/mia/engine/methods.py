@@ -7,7 +7,8 @@ tests; a new way of training adds one trainer.
 
 Fields:
 
-* ``weights``: ``all`` (every parameter), ``adapted`` (the adapted projections themselves, at full
+* ``weights``: ``all`` (every parameter), ``body`` (every parameter but the embeddings: token, position
+  and output head, ``families.Family.embedding_weights``), ``adapted`` (the adapted projections themselves, at full
   rank: ``families``), or ``lora`` (PEFT LoRA factors on the adapted projections, B = 0 and A with
   N(0, 1/r) entries at start);
 * ``train_a``: LoRA's A trains too (plain LoRA) or stays at its random start (LoRA-FA, paper A's frozen A);
@@ -53,6 +54,7 @@ REGISTRY: dict[str, Method] = {
     m.name: m
     for m in (
         Method("full", "full fine-tuning", "all", ("full",)),
+        Method("frozenemb", "full fine-tuning, embeddings frozen", "body", ("full", "frozenemb")),
         Method("adapter", "adapter fine-tuning", "adapted", ("adapter",)),
         Method("lora", "LoRA", "lora", ("lora",), train_a=True),
         Method("lorafa", "LoRA-FA", "lora", ("lora", "lorafa")),
@@ -79,7 +81,7 @@ REGISTRY: dict[str, Method] = {
 }
 GRID = tuple(name for name, m in REGISTRY.items() if m.grid)  # what the grid offers and fine_tune trains
 RANKED = tuple(name for name in GRID if REGISTRY[name].ranked)
-WEIGHTS = ("all", "adapted", "lora")
+WEIGHTS = ("all", "body", "adapted", "lora")
 TRAINERS = ("batch", "dp", "rowscale", "compressed")
 
 

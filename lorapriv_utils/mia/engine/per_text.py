@@ -53,8 +53,8 @@ class TextBatches:
 def text_loss_sum(model: torch.nn.Module, batch: torch.Tensor, owner: torch.Tensor, texts: int) -> torch.Tensor:
     """Sum over texts of each text's mean token loss (its windows pooled)."""
     total, count = row_nll(model, batch)
-    tokens = torch.zeros(texts, device=batch.device).index_add_(0, owner, count.float())
-    loss = torch.zeros(texts, device=batch.device).index_add_(0, owner, total)
+    tokens = total.new_zeros(texts).index_add_(0, owner, count.to(total.dtype))
+    loss = total.new_zeros(texts).index_add_(0, owner, total)
     return (loss / tokens).sum()
 
 

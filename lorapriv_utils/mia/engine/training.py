@@ -97,6 +97,11 @@ def block_loader(blocks: np.ndarray, batch_size: int, seed: int, shuffle: bool =
     return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=generator, collate_fn=_trim)
 
 
+def at_least_float32(values: torch.Tensor) -> torch.Tensor:
+    """Half-precision logits (autocast) in float32 for the loss; float32 and float64 as they are."""
+    return values.float() if values.dtype in (torch.float16, torch.bfloat16) else values
+
+
 def row_nll(model: torch.nn.Module, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Summed next-token negative log-likelihood and number of predicted tokens of each row (-1 pads)."""
     mask = rows >= 0
@@ -104,7 +109,7 @@ def row_nll(model: torch.nn.Module, rows: torch.Tensor) -> tuple[torch.Tensor, t
     logits = model(input_ids=ids, attention_mask=mask.long()).logits[:, :-1]
     target_mask = mask[:, 1:] & mask[:, :-1]
     nll = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]).float(), ids[:, 1:].reshape(-1), reduction="none"
+        at_least_float32(logits.reshape(-1, logits.shape[-1])), ids[:, 1:].reshape(-1), reduction="none"
     ).view(rows.shape[0], -1)
     return (nll * target_mask).sum(dim=1), target_mask.sum(dim=1)
 
@@ -258,7 +263,7 @@ def token_terms(model: torch.nn.Module, rows: torch.Tensor) -> tuple[torch.Tenso
     """
     mask = rows >= 0
     ids = rows.clamp(min=0)
-    logp = torch.log_softmax(model(input_ids=ids, attention_mask=mask.long()).logits[:, :-1].float(), dim=-1)
+    logp = torch.log_softmax(at_least_float32(model(input_ids=ids, attention_mask=mask.long()).logits[:, :-1]), dim=-1)
     chosen = logp.gather(-1, ids[:, 1:, None])[..., 0]
     p = logp.exp()
     mean = (p * logp).sum(-1)

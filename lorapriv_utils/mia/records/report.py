@@ -186,7 +186,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
             prv, rdp = metrics["training"]["epsilon"], metrics["training"]["epsilon_rdp"]
             row["epsilon"] = f"{'-' if prv is None else f'{prv:.2f}'} (rdp {'-' if rdp is None else f'{rdp:.3g}'})"
         rows.append(row)
-    order = {m: k for k, m in enumerate(("full", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale"))}
+    order = {m: k for k, m in enumerate(METHOD_ORDER)}
     rows.sort(key=lambda r: (r["scale"], r["dataset"], order.get(r["method"], 9), str(r["rank"]).zfill(4), r["seed"]))
     return rows
 
@@ -219,7 +219,7 @@ def as_csv(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-METHOD_ORDER = ("full", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale")
+METHOD_ORDER = ("full", "frozenemb", "adapter", "lora", "lorafa", "flora", "dpsgd", "rowscale")
 
 
 def _group_key(source: str, record: dict) -> tuple:
