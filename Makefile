@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          render _build/html from the notebooks' committed (CI-validated) outputs, executing nothing"
@@ -27,6 +27,7 @@ help:
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
 	@echo "make results-a6    recompute §6's committed results (resumable; measured wall times: make status)"
+	@echo "make results-a6-projection  §6's projection arms: LoRA-FA with a random A against a fixed A, AdamW and SGD (resumable; wall times: make status)"
 	@echo "make results-a6-large  recompute §6's grid at cpu-large on PTB, Enron, PubMed (DATA_DIR=../shared/data; wall times: make status)"
 	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (resumable; wall times: make status)"
 	@echo "make results-a6-pretrained  Table 1's grid on the pretrained SmolLM2-135M (DATA_DIR=../shared/data; resumable; wall times: make status)"
@@ -110,13 +111,21 @@ notebooks: $(STAMP)
 # §6's results under results/published/cpu-small: Table 1's grid (three seeds) and the frontier.
 # Every command resumes and skips what is current; the frontier's extra rates widen the dense methods' grid.
 results-a6: $(STAMP)
-	$(BIN)/python -m lorapriv_utils run --methods full,adapter,lora --ranks 8,16 --seeds 0,1,2 --out results/published
+	$(BIN)/python -m lorapriv_utils run --methods full,frozenemb,adapter,lora --ranks 8,16 --seeds 0,1,2 --out results/published
 	$(BIN)/python -m lorapriv_utils run --methods flora,dpsgd,rowscale --ranks 8 --seeds 0,1,2 --out results/published
 	$(BIN)/python -m lorapriv_utils frontier --out results/published
 	for lr in 1e-4 3e-5; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --lr $$lr --out results/published; done
 	for lr in 1e-5 3e-6; do $(BIN)/python -m lorapriv_utils frontier --methods full,adapter --datasets ptb --lr $$lr --out results/published; done
 	for lr in 3e-4 1e-3; do $(BIN)/python -m lorapriv_utils frontier --methods lora --ranks 8,16 --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
+
+# The projection arms of §6 (cpu-small, synthetic e-mails, three seeds): LoRA-FA r=8 with its random frozen A
+# against the same training with a fixed DCT basis as A, with AdamW and with SGD (each its own rate grid).
+PROJECTION = $(BIN)/python -m lorapriv_utils run --datasets synthetic-email --methods lorafa,lorafixed --ranks 8 --seeds 0,1,2 \
+  --threads 1 --no-progress
+results-a6-projection: $(STAMP)
+	$(PROJECTION) --optimizer adamw --lr-grid 3e-3,1e-2,3e-2,1e-1 --out results/published/projection/adamw
+	$(PROJECTION) --optimizer sgd --lr-grid 0.3,1,3 --out results/published/projection/sgd
 
 # Table 1's grid at the larger CPU scale on the three real corpora (one seed), as two one-thread shards:
 # Enron and PubMed are read from DATA_DIR (never copied into the repository).

@@ -48,6 +48,7 @@ NUMERICS = {
     "adapter": 1,
     "lora": 1,  # PEFT LoRA on the adapted projections, B = 0, A ~ N(0, 1/r)
     "lorafa": 1,  # LoRA with A frozen
+    "lorafixed": 1,  # LoRA-FA with a fixed, non-random A (a DCT basis): the projection-arm control
     "flora": 1,  # A resampled after every step, B merged and reset
     "dpsgd": 1,  # Opacus's per-text clipping and noise, PRV and RDP epsilons
     "rowscale": 1,  # paper A's row scaling of per-text B-gradients (section 5)

@@ -268,6 +268,25 @@ differences = {
 display_table(a6.differences_display(differences))
 
 # %% [markdown]
+# ## Random $A$ or fixed $A$: does the projection's randomness protect?
+#
+# Paper A credits LoRA's robustness to the noise of its random projection. LoRA against adapter
+# fine-tuning cannot isolate that: the two also differ in how many weights they train. This
+# comparison changes only the projection. LoRA-FA r = 8 (A frozen, B trained) with its random
+# Gaussian $A$ is set against the same training with a fixed $A$: the first r rows of a DCT basis,
+# scaled so that $A A^\top$ is what a random $A$ has on average, the same for every seed and
+# chosen without data. Rank, data, seeds and the learning-rate rule are the same; each arm sweeps
+# its own rate. It runs twice: with SGD, under which a step is exactly paper A's projected gradient
+# ($\Delta W = -\eta\, G A^\top A$ for the weight's gradient $G$), and with AdamW, which breaks that identity. The
+# attacker's reference model is trained from the target's $A$, public for LoRA-FA. Default scale
+# (the toy GPT-2 of the tables above), synthetic e-mails, where fine-tuning has something to learn;
+# intervals from the paired bootstrap over seeds and texts. Regenerate with `make results-a6-projection`.
+
+# %%
+projection = a6.projection_table(a6.load_projection(scale), scale)
+display_table(a6.projection_display(projection))
+
+# %% [markdown]
 # ## Verdicts
 #
 # Computed from the tables above and written to the claims ledger (see
@@ -286,12 +305,14 @@ claims = a6.claims(
     pretrained=pretrained_summary,
     pretrained_base=pretrained_base,
     differences=differences,
+    projection=projection,
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")
 numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves))
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
+numbers |= a6.projection_numbers(projection)
 for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

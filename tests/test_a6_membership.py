@@ -241,6 +241,31 @@ def test_the_chapter_on_tiny_results(results):
     decided = "passes" if row["diff"] <= -a6.CONSIDERABLE else "fails"
     assert gap.outcome == ("unresolved" if row["low"] <= -a6.CONSIDERABLE <= row["high"] else decided)
     assert all(c.interval is None for c in lora.checks if "PPL" in c.name)  # one perplexity per model
+    roots = {"adamw": results / a6.RESULTS}  # the tiny grid stands in for one optimiser's projection arms
+    arms = a6.load_projection(SCALE, roots)
+    assert set(arms) == {"adamw"} and len(arms["adamw"]) == len(records)
+    table = a6.projection_table(arms, SCALE, pair=("lora-r8", "lora-r16"), roots=roots)
+    row = table.iloc[0]
+    assert len(table) == 1 and row["seeds"] == 1 and row["auc_low"] <= row["auc_diff"] <= row["auc_high"]
+    means = summary.set_index("variant")
+    assert row["auc_diff"] == pytest.approx(means.loc["lora-r8", "auc"] - means.loc["lora-r16", "auc"], abs=2e-4)
+    assert row["ppl_fixed"] == means.loc["lora-r16", "ppl"]
+    assert "AUC random - fixed [95%]" in a6.projection_display(table).columns
+    quoted = a6.projection_numbers(table)
+    assert quoted["a6_membership_proj_adamw_auc_diff"] == pytest.approx(row["auc_diff"], rel=5e-3, abs=1e-4)
+    with_arms = a6.claims(
+        summary,
+        {"full": matched, "adapter": versus_adapter},
+        trends,
+        rmatched,
+        base,
+        SCALE,
+        differences={SCALE.name: differences},
+        projection=table,
+    )
+    attribution = [next(c for c in cs if c.claim_id == "A-6.attribution") for cs in (claims, with_arms)]
+    assert len(attribution[1].checks) == len(attribution[0].checks) + 2
+    assert "random A minus with a fixed A" in attribution[1].summary
     larger = a6.claims(
         summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE, larger=summary
     )
@@ -313,3 +338,18 @@ def test_the_chapters_figures_draw_from_small_inputs():
     assert len(figs[2].axes) == 6 and sum(ax.axison for ax in figs[2].axes) == 4  # two rows, spare panels off
     for fig in figs:
         plt.close(fig)
+
+
+def test_the_projection_test_is_unresolved_when_its_interval_contains_zero_and_fails_above_it():
+    def row(diff, low, high, ppl_fixed=100.0):
+        return {"optimizer": "sgd", "dataset": "synthetic-email", "ppl_random": 100.0, "ppl_fixed": ppl_fixed} | {
+            "auc_diff": diff,
+            "auc_low": low,
+            "auc_high": high,
+        }
+
+    table = pd.DataFrame([row(-0.03, -0.05, -0.01), row(0.01, -0.02, 0.04), row(0.03, 0.01, 0.05, 140.0)])
+    checks = a6.projection_checks(table)
+    core = [c for c in checks if c.role == "core"]
+    assert [c.outcome for c in core] == ["passes", "unresolved", "fails"]
+    assert [c.passed for c in checks if c.role == "caveat"] == [True, True, False]  # 1.4 times: not comparable

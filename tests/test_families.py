@@ -83,7 +83,7 @@ def test_every_method_trains_only_its_weights(name):
     total = sum(p.numel() for p in base.parameters())
     expected = {"full": total, "frozenemb": total - embeddings, "adapter": adapted, "lora": lora}
     expected |= {"dpsgd": lora, "lorafa": lora - 2 * sum(m for _, m in family.adapted_shapes(base))}
-    expected |= {"flora": expected["lorafa"], "rowscale": expected["lorafa"]}
+    expected |= {"flora": expected["lorafa"], "rowscale": expected["lorafa"], "lorafixed": expected["lorafa"]}
     blocks = ddp_driver.tiny_blocks()
     before = block_losses(base, blocks)
     cfg = TrainConfig(epochs=1, lr=1e-2, batch_size=8, seed=2)

@@ -43,6 +43,21 @@ def test_lora_starts_at_the_base_model_with_a_of_variance_one_over_r(base, block
     assert np.allclose(block_losses(lora, blocks), block_losses(base, blocks), atol=1e-6)
 
 
+def test_the_fixed_a_is_an_orthonormal_basis_scaled_as_a_random_a_and_the_same_for_every_seed(base, blocks):
+    a = finetune.fixed_a(4, 16).double()
+    assert torch.allclose(a @ a.T, torch.eye(4, dtype=torch.float64) * 16 / 4, atol=1e-12)  # A A^T = (m / r) I
+    draws = [finetune.prepare(copy.deepcopy(base), "lorafa", rank=4, seed=s)[0] for s in range(100)]
+    mean = sum((lambda w: w @ w.T)(finetune.lora_layers(d)[0].lora_A["default"].weight.double()) for d in draws)
+    assert torch.allclose(mean / 100, torch.eye(4, dtype=torch.float64) * 4, atol=0.6)  # a random A on average
+    fixed = [finetune.prepare(copy.deepcopy(base), "lorafixed", rank=4, seed=s) for s in (0, 7)]
+    weights = [finetune.lora_layers(model)[0].lora_A["default"].weight for model, _, _ in fixed]
+    assert torch.equal(weights[0], weights[1]) and torch.allclose(weights[0].double(), a, atol=1e-6)
+    assert not weights[0].requires_grad and [tuple(p.shape) for p in fixed[0][1]] == [(48, 4)]  # only B trains
+    assert np.allclose(block_losses(fixed[0][0], blocks), block_losses(base, blocks), atol=1e-6)  # B = 0 at start
+    with pytest.raises(ValueError, match="1 <= r <= m"):
+        finetune.fixed_a(17, 16)
+
+
 def test_flora_step_is_a_random_projection_of_the_gradient(base, blocks):
     """One SGD step of FLoRA moves the Conv1D weight by -eta A^T A G (G in the (in, out) layout)."""
     eta, batch = 0.1, torch.as_tensor(blocks[:4])

@@ -129,6 +129,7 @@ TRIPWIRES = {
     "adapter": (("training-loop", "adapter"), lambda: _fine_tuned("adapter")),
     "lora": (("training-loop", "lora"), lambda: _fine_tuned("lora", 4)),
     "lorafa": (("training-loop", "lora", "lorafa"), lambda: _fine_tuned("lorafa", 4)),
+    "lorafixed": (("training-loop", "lora", "lorafa", "lorafixed"), lambda: _fine_tuned("lorafixed", 4)),
     "flora": (("training-loop", "lora", "flora"), lambda: _fine_tuned("flora", 4)),
     "dpsgd": (("lora", "dpsgd"), lambda: _fine_tuned("dpsgd", 4)),
     "rowscale": (("lora", "lorafa", "rowscale"), lambda: _fine_tuned("rowscale", 4)),

@@ -217,6 +217,10 @@ def test_keys_follow_what_the_numbers_depend_on(tmp_path):
     )
     assert {c.method: noisier.key(c) for c in cells} == {**before, "dpsgd": noisier.key(cells[2])}
     assert noisier.key(cells[2]) != before["dpsgd"]
+    sgd_rates = runner.Runner(SCALE, tmp_path, runner.Overrides(optimizer="sgd", lr_grid=(0.3, 1.0)), progress=False)
+    assert sgd_rates.lr_rule("lora")["grid"] == [0.3, 1.0] and sgd_rates.lr_rule("full")["grid"] == [0.3, 1.0]
+    assert all(sgd_rates.key(c) != before[c.method] for c in cells)  # the swept rates enter every method's key
+    assert sgd_rates.train_config("lora", 0).optimizer == "sgd"  # --lr-grid is the sweep's, not TrainConfig's
     copy_of = tmp_path / "edited" / "lorapriv_utils"
     shutil.copytree(REPO / "lorapriv_utils", copy_of, ignore=shutil.ignore_patterns("__pycache__"))
     for source in copy_of.rglob("*.py"):

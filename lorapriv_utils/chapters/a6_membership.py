@@ -98,7 +98,7 @@ CONSIDERABLE = 0.02  # LoRA's AUC "considerably" below full and adapter fine-tun
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
-ORDER = ("full", "frozenemb", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa")
+ORDER = ("full", "frozenemb", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa", "lorafixed")
 
 
 def results_dir(scale: Scale) -> Path:
@@ -417,11 +417,14 @@ def _tpr1(members: np.ndarray, nonmembers: np.ndarray) -> float:
     return metrics.tpr_at_fpr(members, nonmembers, 0.01).tpr
 
 
-def grid_differences(records: list[dict], scale: Scale) -> pd.DataFrame:
-    """Per dataset and pair (a, b) of :data:`DIFFERENCES` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
+def grid_differences(
+    records: list[dict], scale: Scale, pairs: tuple[tuple[str, str], ...] = DIFFERENCES, root: Path | None = None
+) -> pd.DataFrame:
+    """Per dataset and pair (a, b) of ``pairs`` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
     a minus b, the mean over the seeds both ran, with the 95% interval of a paired bootstrap that resamples the
     seeds and, within each, the texts, the same texts for both arms (``metrics.paired_difference``).  Both arms
-    of a seed must score the same member and non-member texts (their records' split digests agree)."""
+    of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
+    the results folder the records lie in (default the book's, ``results/published``)."""
     from ..mia.attacks import metrics
     from ..mia.attacks.matching import engine_files
     from ..mia.experiments.grid import Cell
@@ -430,7 +433,7 @@ def grid_differences(records: list[dict], scale: Scale) -> pd.DataFrame:
     signals, splits = {}, {}
     for record in records:
         cell = Cell(**record["manifest"]["cell"])
-        path = runner.scores_path(runner.result_path(results_dir(scale).parent, scale, cell))
+        path = runner.scores_path(runner.result_path(root or results_dir(scale).parent, scale, cell))
         scores = runner.read_scores(path)
         if runner.scores_digest(scores) != record["scores_sha256"]:
             raise ValueError(f"{path} does not match its record; regenerate it with: {GRID_COMMAND}")
@@ -439,7 +442,7 @@ def grid_differences(records: list[dict], scale: Scale) -> pd.DataFrame:
         splits[slot] = {part: record["manifest"]["split_hashes"][part] for part in ("members", "nonmembers")}
     rows = []
     for d in dict.fromkeys(slot[0] for slot in signals):
-        for a, b in DIFFERENCES:
+        for a, b in pairs:
             seeds = sorted(s for (dd, v, s) in signals if dd == d and v == a and (d, b, s) in signals)
             if not seeds:
                 continue
@@ -458,6 +461,119 @@ def grid_differences(records: list[dict], scale: Scale) -> pd.DataFrame:
                 )
     columns = ["dataset", "a", "b", "metric", "seeds", "diff", "low", "high"]
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
+
+
+# The projection arms: LoRA-FA r=8 with its random frozen A against the same training with a fixed A (a DCT
+# basis, the same for every seed), each optimiser in its own results folder under results/published
+PROJECTION = {"adamw": "projection/adamw", "sgd": "projection/sgd"}
+PROJECTION_PAIR = ("lorafa-r8", "lorafixed-r8")
+PROJECTION_COMMAND = "make results-a6-projection"
+
+
+def projection_root(optimizer: str) -> Path:
+    from ..ledger import ledger_dir
+
+    return ledger_dir().parent / RESULTS / PROJECTION[optimizer]
+
+
+def load_projection(scale: Scale, roots: dict[str, Path] | None = None) -> dict[str, list[dict]]:
+    """The projection arms' records of ``scale`` by optimiser (``roots``: their results folders, by default
+    :func:`projection_root`'s); an optimiser without records is left out."""
+    from ..mia.records.report import load_records
+
+    out = {}
+    for optimizer in PROJECTION:
+        folder = (roots or {}).get(optimizer) or projection_root(optimizer)
+        if (folder / scale.name).is_dir():
+            records = [r for r in load_records(folder / scale.name) if r["manifest"]["config"]["scale"] == scale.name]
+            if records:
+                out[optimizer] = records
+    return out
+
+
+def projection_table(
+    arms: dict[str, list[dict]],
+    scale: Scale,
+    pair: tuple[str, str] = PROJECTION_PAIR,
+    roots: dict[str, Path] | None = None,
+) -> pd.DataFrame:
+    """Per optimiser and dataset: both arms' mean perplexity and eq. 24's AUC over the seeds, their chosen rates,
+    and the AUC and TPR at 1% FPR of the random-A arm minus the fixed-A arm with the seeds-and-texts paired
+    bootstrap's 95% interval (:func:`grid_differences`)."""
+    random_arm, fixed_arm = pair
+    rows = []
+    for optimizer, records in arms.items():
+        frame = grid_frame(records)
+        summary = grid_summary(frame).set_index(["dataset", "variant"])
+        root = (roots or {}).get(optimizer) or projection_root(optimizer)
+        differences = grid_differences(records, scale, pairs=(pair,), root=root)
+        for dataset in dict.fromkeys(differences["dataset"]):
+            rows.append({"optimizer": optimizer, "dataset": dataset})
+            for arm, name in ((random_arm, "random"), (fixed_arm, "fixed")):
+                rates = frame[(frame["dataset"] == dataset) & (frame["variant"] == arm)]
+                rows[-1] |= {
+                    f"ppl_{name}": summary.loc[(dataset, arm), "ppl"],
+                    f"auc_{name}": summary.loc[(dataset, arm), "auc"],
+                    f"lr_{name}": ", ".join(f"{lr:g}" for lr in sorted(set(rates["lr"]))),
+                    f"edge_{name}": bool(rates["lr_at_edge"].any()),
+                }
+            for metric in ("auc", "tpr1"):
+                row = differences[(differences["dataset"] == dataset) & (differences["metric"] == metric)].iloc[0]
+                rows[-1] |= {"seeds": int(row["seeds"])} | {
+                    f"{metric}_diff": row["diff"],
+                    f"{metric}_low": row["low"],
+                    f"{metric}_high": row["high"],
+                }
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def projection_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`projection_table` for the page: one row per optimiser and dataset, values with their intervals."""
+    rows = []
+    for _, row in table.iterrows():
+        rows.append(
+            {
+                "optimiser": {"adamw": "AdamW", "sgd": "SGD"}[row["optimizer"]],
+                "dataset": DATASETS.get(row["dataset"], row["dataset"]),
+                "seeds": row["seeds"],
+                "perplexity, random A": f"{row['ppl_random']:.4g}",
+                "perplexity, fixed A": f"{row['ppl_fixed']:.4g}",
+                "rate (random / fixed)": f"{row['lr_random']} / {row['lr_fixed']}",
+                "AUC, random A": f"{row['auc_random']:.3f}",
+                "AUC, fixed A": f"{row['auc_fixed']:.3f}",
+                "AUC random - fixed [95%]": _interval_text(row, "auc"),
+                "TPR@1% random - fixed [95%]": _interval_text(row, "tpr1"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _interval_text(row: pd.Series, metric: str) -> str:
+    return f"{row[metric + '_diff']:+.3f} [{row[metric + '_low']:+.3f}, {row[metric + '_high']:+.3f}]"
+
+
+def projection_checks(table: pd.DataFrame) -> list[Check]:
+    """A-6.attribution's direct test: with everything but A the same (rank, optimiser, data, seeds), the random
+    projection's AUC lies below the fixed projection's (core; an interval that contains 0 leaves it unresolved);
+    and the two arms reach comparable perplexity (caveat: within :data:`SLIGHT` times each other)."""
+    out = []
+    for _, row in table.iterrows():
+        tag = f"{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}"
+        out += [
+            _bound(
+                f"{tag}: AUC with a random A below with a fixed A (the projection's randomness protects)",
+                float(row["auc_diff"]),
+                0.0,
+                interval=(float(row["auc_low"]), float(row["auc_high"])),
+            ),
+            _bound(
+                f"{tag}: the two arms' perplexities within {SLIGHT} times each other (comparable utility)",
+                max(row["ppl_random"] / row["ppl_fixed"], row["ppl_fixed"] / row["ppl_random"]),
+                SLIGHT,
+                role="caveat",
+            ),
+        ]
+    return [c for c in out if c is not None]
 
 
 def differences_display(differences: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -677,8 +793,10 @@ def claims(
     pretrained: pd.DataFrame | None = None,
     pretrained_base: dict[str, float] | None = None,
     differences: dict[str, pd.DataFrame] | None = None,
+    projection: pd.DataFrame | None = None,
 ) -> list[Claim]:
-    """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``matched`` holds
+    """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``projection``
+    (:func:`projection_table`) adds A-6.attribution's direct test, random A against fixed A.  ``matched`` holds
     :func:`matched_frame` against full fine-tuning (key ``"full"``) and against adapter fine-tuning
     (``"adapter"``).  ``larger``, the larger CPU scale's :func:`grid_summary`, and ``pretrained``, the pretrained
     scale's (with its base perplexities ``pretrained_base``), add Table 1's direction checks on the real corpora as
@@ -837,16 +955,25 @@ def claims(
                     role="caveat",
                 ),
             ]
+    arms = projection if projection is not None else pd.DataFrame()
+    checks += projection_checks(arms)
     out.append(
         Claim(
             claim_id="A-6.attribution",  # the frontier is run at the default scale only
             scale=scale.name,
             checks=[c for c in checks if c is not None],
             summary="; ".join(
-                f"{d}, LoRA r={r}: AUC minus full's {_matched_text(_row(vs_full, f'lora-r{r}', d))}, minus adapter's "
-                f"{_matched_text(_row(vs_adapter, f'lora-r{r}', d))}"
-                for d in datasets
-                for r in (8, 16)
+                [
+                    f"{d}, LoRA r={r}: AUC minus full's {_matched_text(_row(vs_full, f'lora-r{r}', d))}, minus "
+                    f"adapter's {_matched_text(_row(vs_adapter, f'lora-r{r}', d))}"
+                    for d in datasets
+                    for r in (8, 16)
+                ]
+                + [
+                    f"{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}: AUC with a random A minus with a fixed A "
+                    f"{_interval_text(row, 'auc')}"
+                    for _, row in arms.iterrows()
+                ]
             ),
             note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at"
             " equal utility, and against adapter fine-tuning, which trains every entry of the matrices LoRA "
@@ -862,7 +989,13 @@ def claims(
             "consistent with the noise explanation without proving it. Each reference model is trained from the "
             "target's LoRA start A (public for LoRA-FA; for LoRA, which trains A, a little more than the "
             "checkpoint reveals) and draws only the secret randomness (data order, noise) itself; references that"
-            " drew their own A made the attack on LoRA a little weaker.",
+            " drew their own A made the attack on LoRA a little weaker. The direct test (core) changes only the "
+            "projection: LoRA-FA r = 8 with its random frozen A against the same training with a fixed A, a DCT "
+            "basis scaled so that A A^T is what a random A has on average, at the same rank, data and seeds, "
+            "each arm at its own swept rate, with AdamW and with SGD (under SGD a step is exactly the projected "
+            "gradient of paper A's noise; AdamW breaks that identity). If the projection's randomness were what "
+            "protects, the random arm's AUC would lie below the fixed arm's; an interval that contains 0 leaves "
+            "the check unresolved, which is not evidence of no effect beyond the interval's width.",
         )
     )
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
@@ -925,6 +1058,18 @@ def difference_numbers(differences: pd.DataFrame, prefix: str = "") -> dict[str,
         tag = "_".join(p for p in (prefix, d, row["a"].replace("-", ""), "minus", row["b"].replace("-", "")) if p)
         for key, column in (("", "diff"), ("_low", "low"), ("_high", "high")):
             numbers[f"{tag}_{row['metric']}{key}"] = row[column]
+    return quoted_numbers(KEY, numbers)
+
+
+def projection_numbers(table: pd.DataFrame) -> dict[str, float]:
+    """:func:`projection_table` as numbers the text quotes, keyed ``proj_<optimiser>_<column>`` (one dataset)."""
+    numbers = {}
+    for _, row in table.iterrows():
+        for column in ("ppl_random", "ppl_fixed", "auc_random", "auc_fixed", "seeds"):
+            numbers[f"proj_{row['optimizer']}_{column}"] = row[column]
+        for metric in ("auc", "tpr1"):
+            for key in ("diff", "low", "high"):
+                numbers[f"proj_{row['optimizer']}_{metric}_{key}"] = row[f"{metric}_{key}"]
     return quoted_numbers(KEY, numbers)
 
 

@@ -27,6 +27,17 @@ from .experiments import grid
 from .records import report
 
 
+def _rates(text: str) -> tuple[float, ...]:
+    """``--lr-grid``'s comma list of finite rates > 0, sorted."""
+    try:
+        rates = tuple(sorted({float(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"write comma-separated numbers such as 0.1,0.3,1, got {text!r}") from None
+    if not rates or not all(0 < rate < math.inf for rate in rates):
+        raise argparse.ArgumentTypeError(f"every rate must be a finite number > 0, got {text!r}")
+    return rates
+
+
 def _grid_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--scale",
@@ -70,6 +81,11 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--optimizer", choices=["adamw", "sgd"], help="override every method's optimiser (default adamw)")
     run.add_argument("--lr", type=float, help="fix every method's learning rate (default: each method's sweep)")
+    run.add_argument(
+        "--lr-grid",
+        type=_rates,
+        help="comma list of learning rates every method's sweep tries (default: the scale's grid of its family)",
+    )
     run.add_argument("--epochs", type=int, help="override every method's number of epochs")
     run.add_argument(
         "--threads",
@@ -185,6 +201,8 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
     shard = grid.parse_shard(args.shard)
     if args.lr is not None and not 0 < args.lr < math.inf:
         raise ValueError(f"--lr: must be a finite number > 0, got {args.lr}")
+    if args.lr is not None and args.lr_grid is not None:
+        raise ValueError("--lr fixes the rate and --lr-grid sweeps rates: give one of them")
     if args.epochs is not None and args.epochs < 1:
         raise ValueError(f"--epochs: must be >= 1, got {args.epochs}")
     if args.threads is not None and args.threads < 1:
@@ -253,7 +271,7 @@ def engine_runner(args: argparse.Namespace, scale, **options):
     return runner.Runner(
         scale,
         args.out,
-        runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer),
+        runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, lr_grid=args.lr_grid),
         data_dir=args.data_dir,
         hub=args.hub,
         device=args.device,

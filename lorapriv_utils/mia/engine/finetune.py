@@ -77,16 +77,33 @@ def lora_config(model: torch.nn.Module, rank: int) -> LoraConfig:
     )
 
 
-def _lora(model: torch.nn.Module, rank: int, seed: int) -> torch.nn.Module:
+def _lora(model: torch.nn.Module, rank: int, seed: int, fixed: bool = False) -> torch.nn.Module:
     config = lora_config(model, rank)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PEFT's notes on deprecated transformers attributes
         peft_model = get_peft_model(model, config)
     generator = torch.Generator().manual_seed(seed)
     for layer in lora_layers(peft_model):
-        resample_a(layer, generator)
+        if fixed:
+            with torch.no_grad():
+                weight = layer.lora_A["default"].weight
+                weight.copy_(fixed_a(*weight.shape).to(weight.dtype))
+        else:
+            resample_a(layer, generator)
         torch.nn.init.zeros_(layer.lora_B["default"].weight)
     return peft_model
+
+
+def fixed_a(rank: int, width: int) -> torch.Tensor:
+    """The fixed A (r x m) of ``lorafixed``: sqrt(m / r) times the first r rows of the orthonormal DCT-II basis,
+    so A A^T = (m / r) I_r, which a random A with N(0, 1/r) entries has on average."""
+    if not 1 <= rank <= width:
+        raise ValueError(f"a fixed A needs 1 <= r <= m, got r = {rank}, m = {width}")
+    k = torch.arange(rank, dtype=torch.float64)[:, None]
+    n = torch.arange(width, dtype=torch.float64)[None, :]
+    basis = torch.cos(math.pi * (n + 0.5) * k / width) * math.sqrt(2.0 / width)
+    basis[0] /= math.sqrt(2.0)
+    return basis * math.sqrt(width / rank)
 
 
 def lora_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
@@ -126,7 +143,7 @@ def prepare(model: torch.nn.Module, method: str, rank: int | None = None, seed: 
             for weight in families.family_of(model).adapted_weights(model):
                 weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
-    peft_model = _lora(model, rank, seed if a_seed is None else a_seed)
+    peft_model = _lora(model, rank, seed if a_seed is None else a_seed, fixed=spec.fixed_a)
     if spec.train_a:
         return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
     layers = lora_layers(peft_model)

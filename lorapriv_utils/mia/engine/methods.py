@@ -12,6 +12,9 @@ Fields:
   rank: ``families``), or ``lora`` (PEFT LoRA factors on the adapted projections, B = 0 and A with
   N(0, 1/r) entries at start);
 * ``train_a``: LoRA's A trains too (plain LoRA) or stays at its random start (LoRA-FA, paper A's frozen A);
+* ``fixed_a``: LoRA's frozen A is not drawn but fixed: sqrt(m / r) times the first r rows of the orthonormal
+  DCT-II basis of R^m, a subspace chosen without data and the same for every seed, with A A^T = (m / r) I,
+  the value a random A's A A^T takes on average (the control arm that differs from LoRA-FA only in A);
 * ``resample_a``: after every step B A is merged into the weight, B reset and A drawn afresh (FLoRA);
 * ``trainer``: ``batch`` (the engine's training loop, ``training.run_training``), ``dp`` (DP-SGD over
   texts, ``dp.dp_train``), ``rowscale`` (paper A's row scaling of per-text gradients,
@@ -34,6 +37,7 @@ class Method:
     weights: str
     components: tuple[str, ...]
     train_a: bool = False
+    fixed_a: bool = False
     resample_a: bool = False
     trainer: str = "batch"
     settings: str | None = None
@@ -58,6 +62,7 @@ REGISTRY: dict[str, Method] = {
         Method("adapter", "adapter fine-tuning", "adapted", ("adapter",)),
         Method("lora", "LoRA", "lora", ("lora",), train_a=True),
         Method("lorafa", "LoRA-FA", "lora", ("lora", "lorafa")),
+        Method("lorafixed", "LoRA-FA, fixed A", "lora", ("lora", "lorafa", "lorafixed"), fixed_a=True),
         Method("flora", "FLoRA", "lora", ("lora", "flora"), resample_a=True),
         Method("dpsgd", "DP-SGD (LoRA)", "lora", ("lora", "dpsgd"), train_a=True, trainer="dp", settings="dp"),
         Method(

@@ -70,11 +70,13 @@ def reference_seed(seed: int) -> int:
 
 @dataclass(frozen=True)
 class Overrides:
-    """Command-line overrides of every method's defaults (None: the scale's default; ``lr`` skips the sweep)."""
+    """Command-line overrides of every method's defaults (None: the scale's default; ``lr`` skips the sweep,
+    ``lr_grid`` replaces the sweep's rates, for instance SGD's, which the scale's AdamW grids do not fit)."""
 
     epochs: int | None = None
     lr: float | None = None
     optimizer: str | None = None
+    lr_grid: tuple[float, ...] | None = None
 
 
 def pick_device(requested: str = "auto") -> tuple[torch.device, torch.dtype | None]:
@@ -376,11 +378,12 @@ class Runner:
         return self._datasets[(name, seed)]
 
     def lr_rule(self, method: str) -> dict:
-        return specs.lr_rule(self.engine, method, self.overrides.lr)
+        return specs.lr_rule(self.engine, method, self.overrides.lr, self.overrides.lr_grid)
 
     def train_config(self, method: str, seed: int, lr: float | None = None):
         tc = finetune.default_train_config(self.engine, method, seed, lr)
-        tc = replace(tc, **{k: v for k, v in asdict(self.overrides).items() if v is not None})
+        fields = {k: v for k, v in asdict(self.overrides).items() if v is not None and k != "lr_grid"}
+        tc = replace(tc, **fields)
         processes = 1 if self.accelerator is None else self.accelerator.num_processes
         if tc.batch_size % processes:
             raise ValueError(

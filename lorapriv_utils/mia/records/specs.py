@@ -83,11 +83,12 @@ def data_spec(engine: EngineScale, dataset: str, corpus: dict) -> dict:
     }
 
 
-def lr_rule(engine: EngineScale, method: str, fixed_lr: float | None = None) -> dict:
-    """The learning-rate rule: ``fixed_lr`` (``--lr``), or the sweep over the method family's grid."""
+def lr_rule(engine: EngineScale, method: str, fixed_lr: float | None = None, grid=None) -> dict:
+    """The learning-rate rule: ``fixed_lr`` (``--lr``), or the sweep over ``grid`` (``--lr-grid``), by default
+    the method family's grid."""
     if fixed_lr is not None:
         return {"rule": "fixed by --lr", "grid": [fixed_lr]}
-    grid = engine.hparams(ranked=method in RANKED).lr_grid
+    grid = engine.hparams(ranked=method in RANKED).lr_grid if not grid else grid
     return {"rule": "lowest validation perplexity after training on the auxiliary part", "grid": list(grid)}
 
 
@@ -149,7 +150,7 @@ def cell_spec(
             "rank": cell.rank,
             "seed": cell.seed,
             "train": train_spec(engine, cell.method, overrides),
-            "lr_rule": lr_rule(engine, cell.method, overrides.get("lr")),
+            "lr_rule": lr_rule(engine, cell.method, overrides.get("lr"), overrides.get("lr_grid")),
             "reference": reference,
             **method_settings(engine, cell.method, dp),
         },
