@@ -119,9 +119,9 @@ results-a6: $(STAMP)
 	for lr in 3e-4 1e-3; do $(BIN)/python -m lorapriv_utils frontier --methods lora --ranks 8,16 --lr $$lr --out results/published; done
 	$(BIN)/python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --seeds 0 --out results/published
 
-# The projection arms of §6 (cpu-small, synthetic e-mails, three seeds): LoRA-FA r=8 with its random frozen A
+# The projection arms of §6 (cpu-small, synthetic e-mails, six seeds): LoRA-FA r=8 with its random frozen A
 # against the same training with a fixed DCT basis as A, with AdamW and with SGD (each its own rate grid).
-PROJECTION = $(BIN)/python -m lorapriv_utils run --datasets synthetic-email --methods lorafa,lorafixed --ranks 8 --seeds 0,1,2 \
+PROJECTION = $(BIN)/python -m lorapriv_utils run --datasets synthetic-email --methods lorafa,lorafixed --ranks 8 --seeds 0,1,2,3,4,5 \
   --threads 1 --no-progress
 results-a6-projection: $(STAMP)
 	$(PROJECTION) --optimizer adamw --lr-grid 3e-3,1e-2,3e-2,1e-1 --out results/published/projection/adamw
