@@ -137,16 +137,16 @@ results-a6-large: $(STAMP)
 	    --data-dir $(DATA_DIR) --out results/published --shard $$i/2 --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 
-# Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable: the first slice, full
-# fine-tuning and LoRA r=8 on Enron and PubMed, and adapter fine-tuning on Enron, seed 0 (what is committed,
-# and its wall times: make status).
+# Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable, seed 0: full fine-tuning, LoRA
+# r=8 and r=16 and adapter fine-tuning on Enron and PubMed (committed so far: all but LoRA r=16 on PubMed;
+# wall times: make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
 results-a6-pretrained: $(STAMP)
 	$(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --datasets enron,pubmed --bases-only \
 	  --data-dir $(DATA_DIR) --out results/published --threads 2
 	pids=""; for i in 0 1; do \
-	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods full,lora --ranks 8 \
+	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods full,lora --ranks 8,16 \
 	    --seeds 0 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 	$(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods adapter --seeds 0 \

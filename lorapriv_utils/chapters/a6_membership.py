@@ -403,6 +403,7 @@ def rank_matched(curves: dict, scale: Scale) -> pd.DataFrame:
 # Table 1's pairwise comparisons (a minus b) that the verdicts test with intervals
 DIFFERENCES = (
     ("adapter", "full"),
+    ("frozenemb", "full"),
     ("lora-r8", "full"),
     ("lora-r16", "full"),
     ("lora-r8", "adapter"),
@@ -728,6 +729,15 @@ def table1_checks(
                 "caveat",
             ),
         ]
+    lora.append(  # the control of issue 28: does the base's own embedding table limit what fine-tuning reaches?
+        _bound(
+            f"{tag}: full fine-tuning with the embeddings frozen reaches PPL at most {SLIGHT} times full's (the base's "
+            "embeddings are not what limits LoRA's utility here)",
+            mean("frozenemb", "ppl") / mean("full", "ppl"),
+            SLIGHT,
+            role="caveat",
+        )
+    )
     rank = [
         gap(f"{tag}: AUC r=8 below r=16", "lora-r8", "lora-r16", "auc", 0.0),
         _bound(f"{tag}: PPL r=8 above r=16", mean("lora-r8", "ppl"), mean("lora-r16", "ppl"), ">=", role("core")),
@@ -1083,7 +1093,7 @@ def key_numbers(
     for d in dict.fromkeys(summary["dataset"]):
         short = shorts.get(d, d.replace("-", ""))
         numbers[f"{short}_base_ppl"] = base_ppl.get(d, math.nan)
-        for v in ("full", "adapter", "lora-r8", "lora-r16", "dpsgd-r8"):
+        for v in ("full", "frozenemb", "adapter", "lora-r8", "lora-r16", "dpsgd-r8"):
             tag = v.replace("-", "")
             numbers[f"{short}_{tag}_auc"] = _mean(summary, d, v, "auc")
             numbers[f"{short}_{tag}_ppl"] = _mean(summary, d, v, "ppl")
@@ -1128,6 +1138,11 @@ __all__ = [
     "load_bases",
     "load_frontier",
     "load_grid",
+    "load_projection",
+    "projection_checks",
+    "projection_display",
+    "projection_numbers",
+    "projection_table",
     "matched_frame",
     "points_frame",
     "rank_frame",

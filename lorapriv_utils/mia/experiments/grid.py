@@ -15,7 +15,7 @@ from ..engine.methods import RANKED
 
 REFERENCES = ("same", "full")  # eq. 24's reference: the target's own method (calibrated), or full fine-tuning
 DEFAULT_RANKS = (8, 16)  # paper A's Table 1
-DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds lorafa and rowscale
+DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds the other methods of the registry
 
 
 def cell_name(method: str, rank=None, noise=None, seed: int | None = None, dataset: str | None = None) -> str:
