@@ -26,14 +26,7 @@ help:
 	@echo "make screenshots   the same, plus key pages at desktop and phone widths in _build/screenshots"
 	@echo "make notebooks     sync the jupytext pairs and re-execute notebooks in place"
 	@echo "make notebook NB=a3_noise   the same for one notebook"
-	@echo "make results-a6    recompute §6's committed results (resumable; measured wall times: make status)"
-	@echo "make results-a6-projection  §6's projection arms: LoRA-FA with a random A against a fixed A, AdamW and SGD (resumable; wall times: make status)"
-	@echo "make results-a6-large  recompute §6's grid at cpu-large on PTB, Enron, PubMed (DATA_DIR=../shared/data; wall times: make status)"
-	@echo "make results-a5    recompute §5.1's multiplier on real per-text gradients and the canary audits (resumable; wall times: make status)"
-	@echo "make results-a6-pretrained  Table 1's grid on the pretrained SmolLM2-135M (DATA_DIR=../shared/data; resumable; wall times: make status)"
-	@echo "make results-b1    recompute paper B's committed gradient alignment at the start of fine-tuning (wall time: make status)"
-	@echo "make results-b2    replay the DP game against LoRA-FA on a trained GPT-2 (wall time: make status)"
-	@echo "make results-b3    recompute DP-SGD on four weight sets and compressed DP-SGD, four noise multipliers, two seeds (resumable; wall times: make status)"
+	@python3 -m lorapriv_utils.catalogue 2>/dev/null || echo "make results-...  (python3 lists them)"
 	@echo "make bench         performance ratios, measured side by side"
 	@echo "make gpu-check     paper-scale training and scoring throughput on a CUDA machine (tokens/s, MFU)"
 	@echo "make status        whether each committed result is current, stale, damaged or missing (seconds)"
@@ -160,6 +153,8 @@ results-a5: $(STAMP)
 	$(AUDIT) --methods rowscale,dpsgd --ranks 8 --noise-multiplier 0.034020690871988585
 	$(AUDIT) --methods lora --ranks 2,8,32
 	$(AUDIT) --methods dpsgd --ranks 8
+	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils cost results/published/bench/rowscale_cost.json
+	LORAPRIV_SCALE=cpu-large $(BIN)/python -m lorapriv_utils cost results/published/bench/rowscale_cost_cpu-large.json
 
 results-b1: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils alignment results/published/alignment/cpu-small-pretrained.json

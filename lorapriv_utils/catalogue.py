@@ -15,6 +15,9 @@ PUBLISHED = Path(__file__).resolve().parent.parent / "results" / "published"
 ALLOWED_STALE = PUBLISHED / "allowed-stale.txt"  # "relative/path: reason" lines; read by the status test
 
 
+DATA = "DATA_DIR=../shared/data"  # the real Enron and PubMed samples' folder (never copied into the repository)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One group of committed records."""
@@ -25,17 +28,17 @@ class Entry:
     scale: str
     make: str  # the Make target that regenerates the group
     chapter: str  # the chapter (key) that reads it
-    scores: bool = False  # each record has a .scores.npz beside it, covered by its checksum
+    needs: str = ""  # what its Make target needs beyond the repository (a data folder)
 
     def paths(self, root: Path = PUBLISHED) -> list[Path]:
         return sorted(p for p in Path(root).glob(self.pattern) if p.is_file())
 
 
 CATALOGUE = (
-    Entry("grid-ptb", "cpu-small/ptb/*.json", "cell", "cpu-small", "results-a6", "a6_membership", True),
-    Entry("grid-email", "cpu-small/synthetic-email/*.json", "cell", "cpu-small", "results-a6", "a6_membership", True),
-    Entry("frontier", "cpu-small/frontier/*/*.json", "frontier", "cpu-small", "results-a6", "a6_membership", True),
-    Entry("lira", "cpu-small/lira/*/*.json", "lira", "cpu-small", "results-a6", "a6_membership", True),
+    Entry("grid-ptb", "cpu-small/ptb/*.json", "cell", "cpu-small", "results-a6", "a6_membership"),
+    Entry("grid-email", "cpu-small/synthetic-email/*.json", "cell", "cpu-small", "results-a6", "a6_membership"),
+    Entry("frontier", "cpu-small/frontier/*/*.json", "frontier", "cpu-small", "results-a6", "a6_membership"),
+    Entry("lira", "cpu-small/lira/*/*.json", "lira", "cpu-small", "results-a6", "a6_membership"),
     Entry("audit", "cpu-small/audit/*/*.json", "audit", "cpu-small", "results-a5", "a5_row_scaling"),
     Entry(
         "projection-adamw",
@@ -44,7 +47,6 @@ CATALOGUE = (
         "cpu-small",
         "results-a6-projection",
         "a6_membership",
-        True,
     ),
     Entry(
         "projection-sgd",
@@ -53,9 +55,8 @@ CATALOGUE = (
         "cpu-small",
         "results-a6-projection",
         "a6_membership",
-        True,
     ),
-    Entry("grid-large", "cpu-large/*/*.json", "cell", "cpu-large", "results-a6-large", "a6_membership", True),
+    Entry("grid-large", "cpu-large/*/*.json", "cell", "cpu-large", "results-a6-large", "a6_membership", DATA),
     Entry(
         "grid-pretrained",
         "cpu-pretrained/*/*.json",
@@ -63,7 +64,7 @@ CATALOGUE = (
         "cpu-pretrained",
         "results-a6-pretrained",
         "a6_membership",
-        True,
+        DATA,
     ),
     Entry(
         "base-pretrained",
@@ -72,7 +73,7 @@ CATALOGUE = (
         "cpu-pretrained",
         "results-a6-pretrained",
         "a6_membership",
-        True,
+        DATA,
     ),
     Entry("dp-compare", "dp_compare/cpu-small/*/*.json", "dp-compare", "cpu-small", "results-b3", "b3_noisy_variants"),
     Entry(
@@ -94,11 +95,41 @@ CATALOGUE = (
 )
 
 
+# What each Make target that regenerates committed results recomputes (``make help`` prints these lines).
+TARGETS = {
+    "results-a6": "§6's grid (three seeds), the frontier and offline LiRA's references at cpu-small",
+    "results-a6-projection": "§6's projection arms: LoRA-FA with a random A against a fixed A, AdamW and SGD",
+    "results-a6-large": "§6's grid at cpu-large on Penn Treebank, Enron and PubMed",
+    "results-a6-pretrained": "Table 1's grid on the pretrained SmolLM2-135M, and its base model's scores",
+    "results-a5": "§5.1's multiplier on real per-text gradients, the canary audits and row scaling's cost",
+    "results-b1": "paper B's gradient alignment at the start of fine-tuning",
+    "results-b2": "the DP game against LoRA-FA on a trained GPT-2",
+    "results-b3": "DP-SGD on four weight sets and compressed DP-SGD, four noise multipliers, two seeds",
+}
+
+
+def help_lines() -> list[str]:
+    """``make help``'s line for each target of :data:`TARGETS`: what it recomputes, what it needs, its records."""
+    lines = []
+    for target, what in TARGETS.items():
+        entries = [e for e in CATALOGUE if e.make == target]
+        needs = "".join(dict.fromkeys(f"; needs {e.needs}" for e in entries if e.needs))
+        lines.append(f"make {target:<22} {what} ({', '.join(e.name for e in entries)}{needs})")
+    return lines + ["  (each record's measured wall time: make status)"]
+
+
 def entry(name: str) -> Entry:
     for item in CATALOGUE:
         if item.name == name:
             return item
     raise KeyError(f"no catalogue entry {name!r}; entries: {', '.join(e.name for e in CATALOGUE)}")
+
+
+def regenerate(*names: str) -> str:
+    """How to regenerate the records of catalogue entries ``names``: their Make targets, with what each needs (the
+    one source of the chapters' regeneration lines; the measured wall times are the records' own)."""
+    targets = dict.fromkeys(f"make {e.make}" + (f" {e.needs}" if e.needs else "") for e in map(entry, names))
+    return " and ".join(targets) + " (the records' measured wall times: make status)"
 
 
 def allowed_stale(path: Path = ALLOWED_STALE) -> dict[str, str]:
@@ -115,3 +146,7 @@ def allowed_stale(path: Path = ALLOWED_STALE) -> dict[str, str]:
             raise ValueError(f"{path}, line {number}: write 'relative/path.json: the reason it may be stale'")
         allowed[name.strip()] = reason.strip()
     return allowed
+
+
+if __name__ == "__main__":  # ``make help``: torch-free, any Python 3.11
+    print("\n".join(help_lines()))

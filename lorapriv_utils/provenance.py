@@ -98,12 +98,12 @@ def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) 
     ``make_record()`` written as JSON atomically, with the spec of measurement ``kind`` and a checksum."""
     import sys
 
-    from .mia.records.report import seal, write_record
     from .mia.records.specs import measurement_spec
     from .scale import current_scale
+    from .store import seal, write_record
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0].startswith("-"):
         raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
-    record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale())))
+    record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale()), kind))
     print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")

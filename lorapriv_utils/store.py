@@ -23,7 +23,8 @@ What enters a spec, and what does not:
 A field left at ``None`` or empty does not enter the digest (:func:`canonical`), so that a new
 setting whose default reproduces the old behaviour re-keys nothing.
 
-This module imports no torch and no numpy: the status check reads it in a fraction of a second.
+This module imports no torch, and numpy only to read or write arrays: the status check reads it in a fraction
+of a second.  It also holds the records' envelope, their one writer and their one reader (below).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 # Numerics versions: bump one when the numbers of its component change on purpose (see CONTRIBUTING.md).
 NUMERICS = {
@@ -126,3 +129,169 @@ def spec_differences(old, new, prefix: str = "") -> list[str]:
             out += spec_differences(old.get(name), new.get(name), f"{prefix}{name}.")
         return out
     return [] if old == new else [prefix.rstrip(".") or "(whole spec)"]
+
+
+# The envelope: one layout for every committed record, one writer (:func:`write_record`), one reader
+# (:func:`read_record`).  A record is a JSON object whose reserved top-level fields are
+#
+#   schema         the envelope's layout (:data:`SCHEMA`);
+#   kind           one of :data:`KINDS`, which says what its payload holds;
+#   manifest       how it was made, its ``spec`` and its ``key`` (one digest per part of the spec);
+#   scores_sha256  for a kind with arrays: the digest of the values in ``NAME.scores.npz`` beside it;
+#   checksum       SHA-256 of every other field's canonical JSON;
+#
+# and every other field is the payload of its kind.  Arrays (per-text scores, canary inclusions) live in the
+# ``.scores.npz`` file; they are read with pickling disabled.
+
+SCHEMA = 3  # the envelope's layout; a record of another schema is refused by the reader (migrate or rerun it)
+ENVELOPE = ("schema", "kind", "manifest", "scores_sha256", "checksum")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of committed record."""
+
+    name: str
+    group: str  # the catalogue's kind: which spec (``mia.records.specs``) says what its numbers depend on
+    payload: tuple[str, ...]  # the payload fields every record of the kind carries
+    arrays: bool  # its arrays lie in a .scores.npz beside it
+
+
+KINDS = {
+    kind.name: kind
+    for kind in (
+        Kind("cell", "cell", ("metrics",), True),
+        Kind("frontier-base", "frontier", ("dataset", "seed", "checkpoints"), True),
+        Kind("frontier-point", "frontier", ("dataset", "seed", "lr", "variant", "checkpoints", "training"), True),
+        Kind("lira-references", "lira", ("cell", "lr", "references"), True),
+        # a few hundred canaries: their scores and inclusions stay in the JSON, as payload
+        Kind("canary-audit", "audit", ("audit", "scores", "included", "training", "validation_perplexity"), False),
+        Kind("dp-compare", "dp-compare", ("cell", "metrics"), False),
+        Kind("multiplier", "multiplier", ("table", "wall_seconds"), False),
+        Kind("alignment", "alignment", ("curve", "wall_seconds"), False),
+        Kind("whitebox", "whitebox", ("rows", "game", "wall_seconds"), False),
+        Kind("rowscale-cost", "rowscale-cost", ("time_ratio", "memory_ratio"), False),
+    )
+}
+
+
+def record_checksum(record: dict) -> str:
+    """The checksum a record carries: SHA-256 of its canonical JSON (keys sorted), without the checksum."""
+    return hashlib.sha256(
+        json.dumps({k: v for k, v in record.items() if k != "checksum"}, sort_keys=True).encode()
+    ).hexdigest()
+
+
+def check_envelope(record, kinds: tuple[str, ...] | None = None) -> Kind:
+    """The kind of ``record`` after checking its envelope (a ValueError, one line, says what is wrong);
+    ``kinds``: the kinds the caller reads."""
+    if not isinstance(record, dict):
+        raise ValueError(f"a {type(record).__name__}, not a record")
+    if record.get("schema") != SCHEMA:
+        raise ValueError(
+            f"schema {record.get('schema')}, an older record layout than {SCHEMA}: "
+            "migrate it with `python tools/migrate_envelope.py FOLDER` (its numbers are kept) or rerun it"
+        )
+    kind = KINDS.get(record.get("kind"))
+    if kind is None:
+        raise ValueError(f"unknown record kind {record.get('kind')!r}; known: {', '.join(KINDS)}")
+    if kinds is not None and kind.name not in kinds:
+        raise ValueError(f"a record of kind {kind.name}, not {' or '.join(kinds)}")
+    missing = [name for name in ("manifest", *kind.payload) if name not in record]
+    if missing:
+        raise ValueError(f"a record of kind {kind.name} without {', '.join(missing)}")
+    if kind.arrays != ("scores_sha256" in record):
+        raise ValueError(f"a record of kind {kind.name} {'without' if kind.arrays else 'with'} a digest of arrays")
+    return kind
+
+
+def seal(record: dict, spec: dict | None = None, kind: str | None = None) -> dict:
+    """``record`` in its envelope: the schema, its kind (when ``kind`` is given), its spec and key in its manifest
+    (when ``spec`` is given) and its checksum, set last.  What every committed record is written as."""
+    record.pop("checksum", None)
+    record["schema"] = SCHEMA
+    if kind is not None:
+        record["kind"] = kind
+    if spec is not None:
+        record.setdefault("manifest", {}).update(spec=spec, key=key_of(spec))
+    check_envelope(record)
+    record["checksum"] = record_checksum(record)
+    return record
+
+
+def scores_path(result) -> Path:
+    """Where the arrays of the record at ``result`` lie."""
+    result = Path(result)
+    return result.with_name(result.name.removesuffix(".json") + ".scores.npz")
+
+
+def scores_digest(scores: dict) -> str:
+    """A digest of the arrays' values (not of the zip file, whose bytes carry timestamps)."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for name in sorted(scores):
+        values = np.ascontiguousarray(scores[name], dtype=np.float64)
+        digest.update(name.encode() + b"\0" + values.tobytes())
+    return digest.hexdigest()
+
+
+def read_scores(path) -> dict:
+    """The arrays of an arrays file (plain arrays only: it is read with pickling disabled)."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}
+
+
+def read_scores_digest(path) -> str:
+    """:func:`scores_digest` of an arrays file."""
+    return scores_digest(read_scores(path))
+
+
+def write_record(path, record: dict, scores: dict | None = None) -> dict:
+    """The one writer of a committed record: a sealed record (:func:`seal`) and, for a kind with arrays, its
+    arrays beside it (:func:`scores_path`), written first; the JSON is written last, the commit mark."""
+    import io
+
+    import numpy as np
+
+    from .files import atomic_write_bytes, atomic_write_text
+
+    path = Path(path)
+    if record.get("checksum") != record_checksum(record):
+        raise ValueError(f"{path}: the record is not sealed (seal it last, after every field is set)")
+    kind = check_envelope(record)
+    if kind.arrays != (scores is not None):
+        raise ValueError(f"{path}: a {kind.name} record is written {'with its' if kind.arrays else 'without'} arrays")
+    if scores is not None:
+        if record.get("scores_sha256") != scores_digest(scores):
+            raise ValueError(f"{path}: the record's scores_sha256 is not the digest of the scores written with it")
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **scores)
+        atomic_write_bytes(scores_path(path), buffer.getvalue())
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
+def read_record(path, kinds: str | tuple[str, ...] | None = None, with_arrays: bool = False):
+    """The record at ``path`` whose envelope and checksum verify (a ValueError, one line, says what is wrong
+    otherwise); ``kinds``: the kind or kinds the caller reads.  ``with_arrays``: (record, arrays), the arrays
+    checked against the record's digest (None for a kind without arrays)."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not JSON: {err}") from None
+    kinds = (kinds,) if isinstance(kinds, str) else kinds
+    if isinstance(record, dict) and record.get("checksum") != record_checksum(record):
+        raise ValueError("checksum mismatch")
+    kind = check_envelope(record, kinds)
+    if not with_arrays:
+        return record
+    if not kind.arrays:
+        return record, None
+    arrays = read_scores(scores_path(path))
+    if scores_digest(arrays) != record["scores_sha256"]:
+        raise ValueError("its arrays file does not match the record")
+    return record, arrays

@@ -144,12 +144,12 @@ display_table(acct)
 # $(1 - \Delta)\sqrt{r}\,c$ before the step) needs each sample's gradient, which plain LoRA never
 # forms. The fair baseline is LoRA-FA, LoRA with the same frozen $A$ and trainable $B$, so that
 # the ratio is the cost of row scaling alone; plain LoRA (which also trains $A$) is shown beside
-# it. `python tools/bench.py --rowscale-cost-json ...` trains each for one epoch on the default
-# scale's model (each run in its own process, three runs each) and stores the medians in
+# it. `python -m lorapriv_utils cost PATH.json` (part of `make results-a5`) trains each for one
+# epoch on the scale's model (each run in its own process, three runs each) and stores the medians in
 # `results/published/bench/rowscale_cost.json`, which this page loads; peak memory is counted
-# above a process that builds the same model and data without training. With `--scale
-# cpu-large` it does the same on the larger CPU scale's model (4 layers, width 128, 128-token
-# texts), stored in `rowscale_cost_cpu-large.json`.
+# above a process that builds the same model and data without training. With
+# `LORAPRIV_SCALE=cpu-large` it does the same on the larger CPU scale's model (4 layers, width 128,
+# 128-token texts), stored in `rowscale_cost_cpu-large.json`.
 
 # %%
 cost = a5_row_scaling.load_cost()

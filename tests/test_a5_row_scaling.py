@@ -101,10 +101,12 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
     other.write_text("{}")
     with pytest.raises(ValueError, match="checksum mismatch"):  # every committed record carries a checksum
         a5.load_real_multiplier(other)
-    from lorapriv_utils.mia.records.report import seal
+    from lorapriv_utils.store import seal
 
-    other.write_text(json.dumps(seal({})))
-    with pytest.raises(ValueError, match="not a multiplier record"):
+    other.write_text(json.dumps(seal({"manifest": {}, "curve": [], "wall_seconds": 1.0}, kind="alignment")))
+    with pytest.raises(
+        ValueError, match="of kind alignment, not multiplier; regenerate it with: LORAPRIV_SCALE=cpu-small python -m"
+    ):
         a5.load_real_multiplier(other)
     with pytest.raises(FileNotFoundError, match="regenerate"):
         a5.load_audits(tmp_path)
@@ -113,7 +115,7 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
 def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400) -> list[dict]:
     """Synthetic audit records: canaries shared by all, the included ones' scores shifted by each method's value."""
     from lorapriv_utils.mia.attacks import canary
-    from lorapriv_utils.mia.records.report import record_checksum
+    from lorapriv_utils.store import seal
 
     included = canary.inclusion(m, seed=0)
     config = canary.CanaryConfig(m, 50)
@@ -140,8 +142,7 @@ def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400
                 "config": {"engine": {"rowscale": {"delta": 0.5}}},
             },
         }
-        rec["checksum"] = record_checksum(rec)
-        records.append(rec)
+        records.append(seal(rec, kind="canary-audit"))
     return records
 
 

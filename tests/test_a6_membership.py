@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import registered
 
-from lorapriv_utils import ledger
+from lorapriv_utils import ledger, store
 from lorapriv_utils.chapters import a6_membership as a6
 from lorapriv_utils.mia.engine import models
 from lorapriv_utils.mia.experiments import runner
@@ -155,12 +155,13 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
 
 
 def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
-    from lorapriv_utils.mia.records.report import seal
+    from lorapriv_utils.store import seal
 
     monkeypatch.setattr(a6, "results_dir", lambda scale: tmp_path / scale.name)
     folder = tmp_path / a6.PRETRAINED / "frontier" / "enron"
     folder.mkdir(parents=True)
-    record = seal({"kind": "frontier-base", "dataset": "enron", "checkpoints": [{"validation_perplexity": 53.6}]})
+    record = {"manifest": {}, "dataset": "enron", "seed": 0, "checkpoints": [{"validation_perplexity": 53.6}]}
+    record = seal({**record, "scores_sha256": "0"}, kind="frontier-base")
     (folder / "base-s0.json").write_text(json.dumps(record))
     assert a6.load_bases(SCALES[a6.PRETRAINED]) == {"enron": 53.6}
     record["checkpoints"][0]["validation_perplexity"] = 20.0  # edited without its checksum
@@ -297,15 +298,15 @@ def test_missing_or_altered_results_are_clear_errors(results, tmp_path, monkeypa
     path = results / "results" / "published" / SCALE.name / "synthetic-email" / "full-s0.json"
     scores = runner.read_scores(runner.scores_path(path))
     scores["members_target"] = scores["members_target"] + 1  # a scores file edited after the run
-    monkeypatch.setattr(runner, "read_scores", lambda p: scores)
-    with pytest.raises(ValueError, match="does not match its record"):
+    monkeypatch.setattr(store, "read_scores", lambda p: scores)
+    with pytest.raises(ValueError, match="its arrays file does not match the record; regenerate it with: make resu"):
         a6.roc_curves(records, "synthetic-email", 0, SCALE)
     with pytest.raises(FileNotFoundError, match="no grid result for ptb"):
         a6.roc_curves(records, "ptb", 0, SCALE)
     monkeypatch.setenv(ledger.LEDGER_ENV_VAR, str(tmp_path / "ledger"))  # a checkout without results
-    with pytest.raises(FileNotFoundError, match="lorapriv_utils run"):
+    with pytest.raises(FileNotFoundError, match="regenerate them with: make results-a6 "):
         a6.load_grid(SCALE)
-    with pytest.raises(FileNotFoundError, match="lorapriv_utils frontier"):
+    with pytest.raises(FileNotFoundError, match="regenerate them with: make results-a6 "):
         a6.load_frontier(SCALE)
 
 

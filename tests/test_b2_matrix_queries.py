@@ -73,7 +73,7 @@ def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
 def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
     import json
 
-    from lorapriv_utils.mia.records.report import record_checksum
+    from lorapriv_utils.store import record_checksum, seal
 
     def row(rank, separated, fitted=True):
         return {
@@ -112,8 +112,9 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
             "fit": {"rounds": 5, "relax": 1.5},
             "base": {"spec": {"n_embd": 64, "n_layer": 2}},
             "wall_seconds": 60,
+            "manifest": {},
         }
-        record["checksum"] = record_checksum(record)
+        record = seal(record, kind="whitebox")
         path = tmp_path / "game.json"
         path.write_text(json.dumps(record))
         game, loaded = b2.load_game("cpu-small", path)

@@ -3,8 +3,6 @@
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import bench  # noqa: E402
 
@@ -30,16 +28,3 @@ def test_training_throughput_compares_with_trainer():
     rates = bench.training_throughput(steps=2, batch_size=2, repeats=2)
     assert len(rates["ours"]) == len(rates["trainer"]) == 2 and min(rates["ours"] + rates["trainer"]) > 0
     assert "median" not in bench._spread([1.0, 2.0, 3.0]) and "3 runs" in bench._spread([1.0, 2.0, 3.0])
-
-
-@pytest.mark.slow
-def test_rowscale_cost_runs_each_method_in_its_own_process():
-    cost = bench.rowscale_cost(repeats=1, texts=16)
-    assert set(cost) == {"none", "lora", "lorafa", "rowscale", "texts", "scale"} and cost["none"][0][0] == 0.0
-    assert cost["rowscale"][0][0] > 0 and cost["rowscale"][0][1] > 0
-    summary = bench.rowscale_cost_summary(cost)
-    assert summary["time_ratio"] == summary["rowscale_seconds"] / summary["lorafa_seconds"]
-    assert "16 texts" in summary["model"] and summary["scale"] == "cpu-small" and "of 64 tokens" in summary["model"]
-    large = bench.rowscale_cost_summary(bench.rowscale_cost(repeats=1, texts=16, scale="cpu-large"))
-    assert large["scale"] == "cpu-large" and "width 128" in large["model"] and "of 128 tokens" in large["model"]
-    assert {"git_commit", "cpu_count"} <= set(summary["measured_on"])

@@ -10,7 +10,6 @@ from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.attacks import canary
 from lorapriv_utils.mia.engine import models
 from lorapriv_utils.mia.experiments import audit, runner
-from lorapriv_utils.mia.records import report
 from lorapriv_utils.scale import SCALES, DPConfig
 from lorapriv_utils.store import key_of
 
@@ -56,7 +55,7 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, t
     work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
     cell, config = tiny_published.AUDIT_CELL, tiny_published.AUDIT_CONFIG
     path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-z0.5-s0.json"
-    record = report.read_record(path)  # its checksum verifies
+    record = store.read_record(path, "canary-audit")  # its envelope and checksum verify
     prepared = work.dataset(cell.dataset, cell.seed)
     held_out = set(prepared.texts["nonmembers"])
     assert len(held_out) >= 40 and not held_out & set(prepared.texts["members"])

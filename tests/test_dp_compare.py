@@ -3,6 +3,7 @@ step against per-text gradients computed by plain autograd (GPT-2's tied embeddi
 their records, resume and the summary."""
 
 import copy
+import dataclasses
 import json
 
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
@@ -109,6 +110,21 @@ def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypa
     # a rerun reuses the intact, current records
     monkeypatch.setattr(dp_compare, "run_cell", lambda *a: pytest.fail("a current record was recomputed"))
     assert [r["checksum"] for r in dp_compare.run(work, cells)] == [r["checksum"] for r in first]
+    # the attacks are derived from the stored per-text losses: recomputed from them, they are the stored ones
+    for cell, record in zip(cells, first, strict=True):
+        derived = dp_compare.attacks(record["metrics"]["text_losses"], cell, work.engine.bootstrap_resamples)
+        assert derived == {k: record["metrics"][k] for k in derived}
+    # settings that only the derived metrics read (the bootstrap) are refreshed from them, without training
+    scale = dataclasses.replace(work.scale, engine=dataclasses.replace(work.engine, bootstrap_resamples=50))
+    again = Runner(scale, tmp_path / "out", progress=False, device="cpu")
+    refreshed = dp_compare.run(again, cells)
+    for old, new in zip(first, refreshed, strict=True):
+        assert new["manifest"]["key"]["derived"] != old["manifest"]["key"]["derived"]
+        assert new["manifest"]["metrics_refreshed"]["from_key"] == old["manifest"]["key"]
+        assert new["metrics"]["text_losses"] == old["metrics"]["text_losses"]
+        assert new["metrics"]["loss_attack"]["auc"]["value"] == old["metrics"]["loss_attack"]["auc"]["value"]
+        assert new["metrics"]["loss_attack"]["auc"]["low"] != old["metrics"]["loss_attack"]["auc"]["low"]
+    assert [r["checksum"] for r in dp_compare.run(again, cells)] == [r["checksum"] for r in refreshed]  # current
 
 
 def test_the_grid_is_the_engines_widened_by_one_step_at_each_end(tmp_path):

@@ -132,7 +132,7 @@ def test_a_point_another_run_computes_is_waited_for_then_reused(tmp_path, monkey
     from lorapriv_utils.files import Lock
 
     work = runner.Runner(SCALE, tmp_path, progress=False)
-    monkeypatch.setattr(runner, "load_result", lambda path, spec, with_scores: {"reused": str(path)})
+    monkeypatch.setattr(runner, "load_result", lambda path, spec, with_scores, refresh=None: {"reused": str(path)})
     path = frontier.frontier_path(tmp_path, SCALE.name, "ptb", "base", 0)
     held = Lock(path)
     assert held.acquire()

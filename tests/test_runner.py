@@ -45,7 +45,7 @@ def _run(out, cells=CELLS, scale=SCALE, overrides=None, **kwargs):
 def _published(tree, cells=CELLS):
     """The session's tiny tree's records of ``cells`` (its grid part)."""
     tree.parts("grid")
-    return [report.read_record(runner.result_path(tree.published, SCALE, cell)) for cell in cells]
+    return [store.read_record(runner.result_path(tree.published, SCALE, cell), "cell") for cell in cells]
 
 
 def _local_corpus(folder, seed):
@@ -178,7 +178,7 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     arrays["members_target"][0] += 1.0
     np.savez_compressed(scores, **arrays)  # edited scores: the checksum covers them
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    assert "scores file does not match" in capsys.readouterr().out
+    assert "its arrays file does not match the record" in capsys.readouterr().out
     scores.write_bytes(scores.read_bytes()[:1000])  # a truncated scores file: reported and recomputed, no crash
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
     assert "damaged or partial" in capsys.readouterr().out
@@ -194,7 +194,7 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     before, after = good["metrics"]["reference_attack"]["auc"], stale[0]["metrics"]["reference_attack"]["auc"]
     assert after["value"] == before["value"] and after["low"] != before["low"]  # the AUC is the scores', its CI new
     assert stale[0]["metrics"]["validation_perplexity"] == good["metrics"]["validation_perplexity"]
-    assert report.read_record(path)["manifest"]["key"] == key_of(stale[0]["manifest"]["spec"])  # current now
+    assert store.read_record(path)["manifest"]["key"] == key_of(stale[0]["manifest"]["spec"])  # current now
     epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
     assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
     assert "method changed: derived.bootstrap_resamples, method.train.epochs" in capsys.readouterr().out
@@ -320,9 +320,10 @@ def test_cli_errors_are_one_line_and_name_the_option(argv, match, capsys, monkey
 def test_repeated_items_count_once_and_old_layouts_are_named(tmp_path):
     assert grid.parse_ints("--ranks", "8,8,16") == [8, 16] and grid.parse_list("--methods", "lora,lora", ()) == ["lora"]
     path = tmp_path / "old.json"
-    path.write_text(json.dumps({"schema": 1, "checksum": "x"}))
-    with pytest.raises(ValueError, match="schema 1, a record layout other than 2: rerun it"):
-        report.read_record(path)
+    old = {"schema": 2, "metrics": {}, "manifest": {}}
+    path.write_text(json.dumps({**old, "checksum": store.record_checksum(old)}))
+    with pytest.raises(ValueError, match="schema 2, an older record layout than 3: migrate it with `python tools/migr"):
+        store.read_record(path)
 
 
 def test_interrupt_is_one_line_that_says_rerunning_resumes(monkeypatch, capsys):

@@ -9,7 +9,7 @@ import pytest
 
 from lorapriv_utils import catalogue, store
 from lorapriv_utils.catalogue import CATALOGUE, PUBLISHED
-from lorapriv_utils.mia.records import report, status
+from lorapriv_utils.mia.records import status
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,26 @@ def test_the_catalogue_covers_every_committed_record(published):
     on_disk = {p.relative_to(PUBLISHED).as_posix() for p in PUBLISHED.rglob("*.json")}
     assert on_disk == listed
     assert {e.chapter for e in CATALOGUE} <= {p.stem for p in (PUBLISHED.parents[1] / "notebooks").glob("*.ipynb")}
+
+
+def test_regeneration_lines_come_from_the_catalogue_and_name_real_make_targets():
+    import re
+
+    from lorapriv_utils.chapters import a5_row_scaling, b3_noisy_variants
+
+    make = (PUBLISHED.parents[1] / "Makefile").read_text()
+    for entry in CATALOGUE:
+        assert re.search(rf"^{re.escape(entry.make)}:", make, re.M), f"{entry.name}: no target make {entry.make}"
+    note = " (the records' measured wall times: make status)"
+    assert catalogue.regenerate("dp-compare") == "make results-b3" + note == b3_noisy_variants.REGENERATE_DP
+    both = catalogue.regenerate("grid-ptb", "grid-email", "grid-large")
+    assert both == "make results-a6 and make results-a6-large DATA_DIR=../shared/data" + note
+    assert a5_row_scaling.REGENERATE == "make results-a5" + note  # the audits and the cost: one target
+    with pytest.raises(KeyError, match="no catalogue entry 'nothing'"):
+        catalogue.regenerate("nothing")
+    assert set(catalogue.TARGETS) == {e.make for e in CATALOGUE}  # make help names every target, once
+    lines = catalogue.help_lines()
+    assert len(lines) == len(catalogue.TARGETS) + 1 and "(grid-large; needs DATA_DIR=../shared/data)" in lines[2]
 
 
 def test_a_numerics_bump_makes_exactly_the_records_that_use_it_stale(monkeypatch):
@@ -78,6 +98,7 @@ def test_damaged_and_missing_records_are_named(tmp_path):
     assert "make results-b2" in status.report(list(results.values()))
 
 
+@pytest.mark.slow  # two status runs over every committed record, in subprocesses
 def test_the_status_command_imports_no_torch_and_exits_1_on_a_stale_record(tmp_path):
     script = (
         "import sys; from lorapriv_utils.mia import cli; code = cli.main(['status']); "
@@ -90,9 +111,7 @@ def test_the_status_command_imports_no_torch_and_exits_1_on_a_stale_record(tmp_p
     folder.mkdir()
     record = json.loads((PUBLISHED / "multiplier" / "cpu-small-pretrained.json").read_text())
     record["manifest"]["key"]["numerics"] = "0" * 16
-    from lorapriv_utils.mia.records.report import seal
-
-    (folder / "cpu-small-pretrained.json").write_text(json.dumps(seal(record)))
+    (folder / "cpu-small-pretrained.json").write_text(json.dumps(store.seal(record)))
     done = subprocess.run(
         [sys.executable, "-m", "lorapriv_utils", "status", str(tmp_path)], capture_output=True, text=True
     )
@@ -150,8 +169,8 @@ def test_the_readme_s_table_of_results_is_the_records_own():
 def test_measured_seconds_sum_the_records_wall_times(tmp_path):
     folder = tmp_path / "whitebox"
     folder.mkdir()
-    record = {"kind": "whitebox", "wall_seconds": 90.0}
-    (folder / "cpu-small.json").write_text(json.dumps(report.seal(record)))
+    record = {"manifest": {}, "rows": [], "game": {}, "wall_seconds": 90.0}
+    (folder / "cpu-small.json").write_text(json.dumps(store.seal(record, kind="whitebox")))
     assert status.measured_seconds("whitebox", root=tmp_path) == 90.0
     assert status.measured_seconds("results-b2", root=tmp_path) == 90.0  # by Make target too
     assert status.measured_seconds("results-b1", root=tmp_path) == 0.0  # nothing there
@@ -163,17 +182,84 @@ def test_the_one_writer_refuses_unsealed_records_and_scores_that_are_not_its_own
     import numpy as np
 
     scores = {"members": np.array([0.5, 1.5], dtype=np.float32)}
-    record = {"schema": report.SCHEMA, "metrics": {}, "scores_sha256": report.scores_digest(scores)}
+    record = {"kind": "cell", "metrics": {}, "manifest": {}, "scores_sha256": store.scores_digest(scores)}
     with pytest.raises(ValueError, match="not sealed"):
-        report.write_record(tmp_path / "a.json", record, scores)
-    report.seal(record)
+        store.write_record(tmp_path / "a.json", record, scores)
+    store.seal(record)
     record["metrics"]["late"] = 1  # a field set after sealing
     with pytest.raises(ValueError, match="not sealed"):
-        report.write_record(tmp_path / "a.json", record, scores)
-    report.seal(record)
+        store.write_record(tmp_path / "a.json", record, scores)
+    store.seal(record)
     with pytest.raises(ValueError, match="not the digest"):
-        report.write_record(tmp_path / "a.json", record, {"members": scores["members"] + 1})
+        store.write_record(tmp_path / "a.json", record, {"members": scores["members"] + 1})
+    with pytest.raises(ValueError, match="a cell record is written with its arrays"):
+        store.write_record(tmp_path / "a.json", record)
     assert not list(tmp_path.iterdir())  # nothing is written by a refused call
-    report.write_record(tmp_path / "a.json", record, scores)
-    assert report.read_record(tmp_path / "a.json") == record
-    assert report.read_scores_digest(report.scores_path(tmp_path / "a.json")) == record["scores_sha256"]
+    store.write_record(tmp_path / "a.json", record, scores)
+    assert store.read_record(tmp_path / "a.json") == record
+    read, arrays = store.read_record(tmp_path / "a.json", "cell", with_arrays=True)
+    assert read == record and arrays.keys() == scores.keys() and np.array_equal(arrays["members"], scores["members"])
+    np.savez_compressed(store.scores_path(tmp_path / "a.json"), members=scores["members"] * 2)
+    with pytest.raises(ValueError, match="its arrays file does not match the record"):
+        store.read_record(tmp_path / "a.json", with_arrays=True)
+
+
+def test_every_committed_record_is_in_the_one_envelope():
+    """Each record under results/published has the envelope's schema, a known kind of its catalogue entry's
+    group, every payload field of its kind, and a checksum over all of it."""
+    for entry in CATALOGUE:
+        groups = {name for name, kind in store.KINDS.items() if kind.group == entry.kind}
+        assert groups, f"catalogue entry {entry.name}: no record kind of group {entry.kind}"
+        for path in entry.paths():
+            record = store.read_record(path, tuple(groups))
+            assert record["schema"] == store.SCHEMA and set(store.ENVELOPE) - {"scores_sha256"} <= set(record)
+
+
+@pytest.mark.parametrize(
+    ("record", "kinds", "message"),
+    [
+        ([], None, "a list, not a record"),
+        ({"schema": 2, "metrics": {}, "manifest": {}}, None, "schema 2, an older record layout than 3: migrate it"),
+        ({"schema": 3, "kind": "nothing", "manifest": {}}, None, "unknown record kind 'nothing'; known: cell, "),
+        ({"schema": 3, "kind": "alignment", "manifest": {}, "curve": []}, None, "kind alignment without wall_seconds"),
+        ({"schema": 3, "kind": "alignment", "manifest": {}, "curve": [], "wall_seconds": 1}, "cell", "kind alig"),
+        ({"schema": 3, "kind": "cell", "manifest": {}, "metrics": {}}, None, "kind cell without a digest of arrays"),
+    ],
+)
+def test_the_one_reader_names_what_is_wrong_with_an_envelope(tmp_path, record, kinds, message):
+    path = tmp_path / "r.json"
+    body = record if isinstance(record, list) else {**record, "checksum": store.record_checksum(record)}
+    path.write_text(json.dumps(body))
+    with pytest.raises(ValueError, match=message):
+        store.read_record(path, kinds)
+    path.write_text("{")
+    with pytest.raises(ValueError, match="not JSON"):
+        store.read_record(path)
+
+
+def test_the_envelope_migration_keeps_every_number_and_key(tmp_path):
+    """tools/migrate_envelope.py on a record in the old layout: the same payload, spec and key, the new envelope,
+    and a note; a record whose old checksum does not verify is refused."""
+    sys.path.insert(0, str(PUBLISHED.parents[1] / "tools"))
+    import migrate_envelope
+
+    new = json.loads((PUBLISHED / "cpu-small" / "ptb" / "lora-r8-s0.json").read_text())
+    old = {k: v for k, v in new.items() if k not in ("kind", "checksum")}
+    old["manifest"] = {k: v for k, v in old["manifest"].items() if k != "envelope_migration"}
+    old["schema"] = 2
+    old["checksum"] = store.record_checksum(old)
+    path = tmp_path / "lora-r8-s0.json"
+    path.write_text(json.dumps(old))
+    assert migrate_envelope.migrate(path) and not migrate_envelope.migrate(path)  # once
+    migrated = store.read_record(path, "cell")
+    assert migrated["manifest"]["envelope_migration"]["from_checksum"] == old["checksum"]
+    assert {k: v for k, v in migrated.items() if k not in ("schema", "kind", "checksum", "manifest")} == {
+        k: v for k, v in old.items() if k not in ("schema", "checksum", "manifest")
+    }
+    assert (
+        migrated["manifest"]["key"] == old["manifest"]["key"]
+        and migrated["manifest"]["spec"] == old["manifest"]["spec"]
+    )
+    path.write_text(json.dumps({**old, "metrics": {}}))
+    with pytest.raises(SystemExit, match="its checksum does not verify"):
+        migrate_envelope.migrate(path)

@@ -1,8 +1,6 @@
 """Benchmarks (not tests): ratios measured side by side in one run.
 
 Usage: python tools/bench.py    (or: make bench)
-       python tools/bench.py --rowscale-cost-json PATH [--scale NAME]   (only the row-scaling cost, at one
-           scale's model (default cpu-small), written as JSON for the book)
 
 * Section 3's streaming noise sampler N = (G A^T) A - G against the naive G (A^T A - I),
   at n = 1, m = 4096, r = 16 (target: at least 10x faster), and their peak memory as m
@@ -13,8 +11,8 @@ Usage: python tools/bench.py    (or: make bench)
   excluded), each repeated, with median and spread (target: ours at least as fast), and the
   wall time of the default cpu-small membership-inference grid from scratch, pre-training of
   the base model included (target: under 10 minutes on 2 cores; skip with --no-grid).
-* LoRA with row scaling against plain LoRA: time per epoch and peak memory, each in its own
-  process (paper A calls row scaling "almost no cost"; per-sample gradients are not free).
+* LoRA with row scaling against LoRA-FA and plain LoRA: time per epoch and peak memory, each in its own
+  process (``lorapriv_utils.mia.experiments.cost``, whose committed record the book reads).
 """
 
 from __future__ import annotations
@@ -157,57 +155,6 @@ def training_throughput(steps: int = 60, batch_size: int = 16, repeats: int = 3)
     return {"ours": ours, "trainer": theirs}
 
 
-_COST_SCRIPT = """
-import resource, sys, time
-import numpy as np, torch
-from lorapriv_utils.mia.engine import finetune, models
-from lorapriv_utils.mia.engine.data import TextWindows
-from lorapriv_utils.mia.engine.training import TrainConfig
-from lorapriv_utils.scale import SCALES
-torch.set_num_threads(int(sys.argv[2]))
-spec = SCALES[sys.argv[4]].engine.model
-torch.manual_seed(0)
-base = models.new_model(spec, spec.vocab_size, 0)
-texts = int(sys.argv[3])
-ids = np.random.default_rng(0).integers(0, spec.vocab_size, size=(texts, spec.block_size))
-windows = TextWindows(ids, np.arange(texts), texts)
-seconds = 0.0
-if sys.argv[1] != "none":
-    _, stats = finetune.fine_tune(base, sys.argv[1], windows, TrainConfig(epochs=1, lr=1e-3, batch_size=16), rank=8)
-    seconds = stats["seconds"]
-print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
-
-
-def rowscale_cost(repeats: int = 3, texts: int = 1024, scale: str = "cpu-small") -> dict:
-    """Seconds per epoch and peak memory of LoRA with row scaling against LoRA with A frozen (the same trainable
-    B, without per-sample gradients) and plain LoRA (A and B trained); the model of ``scale``, r = 8.
-
-    Each run is its own process, so that peak memory (max RSS, over a process that builds the same
-    model and data without training) belongs to one method.
-    """
-    import os
-    import subprocess
-    import sys
-
-    threads = str(os.cpu_count() or 1)
-    out: dict = {}
-    for method in ("none", "lora", "lorafa", "rowscale"):
-        runs = []
-        for _ in range(repeats if method != "none" else 1):
-            done = subprocess.run(
-                [sys.executable, "-c", _COST_SCRIPT, method, threads, str(texts), scale],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            seconds, rss_kib = done.stdout.split()
-            runs.append((float(seconds), int(rss_kib) * 1024))
-        out[method] = runs
-    out["texts"], out["scale"] = texts, scale
-    return out
-
-
 def default_grid_seconds() -> float:
     """Wall time of the default cpu-small grid from scratch: fresh results folder and fresh base-model cache."""
     import os
@@ -230,62 +177,7 @@ def _spread(values: list[float]) -> str:
     return f"{np.median(values):,.0f} (range {min(values):,.0f} to {max(values):,.0f}, {len(values)} runs)"
 
 
-def rowscale_cost_summary(cost: dict) -> dict:
-    """Medians and ratios of :func:`rowscale_cost`, with where and how they were measured.
-
-    The ratios compare row scaling with LoRA-FA (A frozen, B trained: the same trainable parameters,
-    so the difference is row scaling itself); plain LoRA, which also trains A, is given beside it.
-    """
-    import os
-    import platform
-
-    from lorapriv_utils.provenance import git_commit, git_dirty, package_versions
-
-    base_rss = cost["none"][0][1]
-    from lorapriv_utils.scale import SCALES
-
-    texts, scale = cost.get("texts", "?"), cost.get("scale", "cpu-small")
-    spec = SCALES[scale].engine.model
-    summary = {
-        "runs": len(cost["lora"]),
-        "scale": scale,
-        "model": f"{scale} GPT-2 ({spec.n_layer} layers, width {spec.n_embd}), r = 8, {texts} texts of "
-        f"{spec.block_size} tokens, batch 16",
-    }
-    for method in ("lora", "lorafa", "rowscale"):
-        summary[f"{method}_seconds"] = float(np.median([s for s, _ in cost[method]]))
-        summary[f"{method}_peak_mb"] = (max(m for _, m in cost[method]) - base_rss) / 1e6
-    summary["time_ratio"] = summary["rowscale_seconds"] / summary["lorafa_seconds"]
-    summary["memory_ratio"] = summary["rowscale_peak_mb"] / max(summary["lorafa_peak_mb"], 1e-9)
-    summary["measured_on"] = {
-        "cpu_count": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-        "versions": package_versions(("torch", "opacus", "peft")),
-        "git_commit": git_commit(),
-        "git_dirty": git_dirty(),
-    }
-    return summary
-
-
 def main() -> None:
-    if "--rowscale-cost-json" in sys.argv:
-        import json
-
-        from lorapriv_utils.files import atomic_write_text
-        from lorapriv_utils.scale import SCALES
-
-        path = sys.argv[sys.argv.index("--rowscale-cost-json") + 1]
-        scale = sys.argv[sys.argv.index("--scale") + 1] if "--scale" in sys.argv else "cpu-small"
-        if scale not in SCALES:
-            sys.exit(f"bench: unknown --scale {scale!r}; choose one of {', '.join(SCALES)}")
-        from lorapriv_utils.mia.records.report import seal
-        from lorapriv_utils.mia.records.specs import measurement_spec
-
-        summary = rowscale_cost_summary(rowscale_cost(scale=scale))
-        summary = seal(summary, measurement_spec("rowscale-cost", SCALES[scale]))
-        atomic_write_text(path, json.dumps(summary, indent=1, sort_keys=True))
-        print(json.dumps(summary, indent=1, sort_keys=True))
-        return
     row = sampler_vs_naive()
     print("== noise sampler, n = 1, m = 4096, r = 16 (target: streaming at least 10x faster)")
     print(
@@ -315,6 +207,8 @@ def main() -> None:
     print("== training tokens/s, cpu-small model, batch 16, no clipping (target: ours at least as fast as Trainer)")
     print(f"ours    {_spread(rates['ours'])}\nTrainer {_spread(rates['trainer'])}")
     print(f"ratio of medians {ratio:.2f}  [{'ok' if ratio >= 1 else 'BELOW TARGET'}]")
+    from lorapriv_utils.mia.experiments.cost import rowscale_cost, rowscale_cost_summary
+
     cost = rowscale_cost_summary(rowscale_cost())
     print("== LoRA with row scaling (per-text gradients, eq. 22) against LoRA-FA (A frozen), cpu-small model, r = 8")
     print(

@@ -18,10 +18,9 @@ from pathlib import Path
 
 from lorapriv_utils.catalogue import CATALOGUE, PUBLISHED
 from lorapriv_utils.files import atomic_write_text
-from lorapriv_utils.mia.records.report import seal
 from lorapriv_utils.mia.records.status import _Corpora, record_spec
 from lorapriv_utils.provenance import git_commit
-from lorapriv_utils.store import key_of
+from lorapriv_utils.store import key_of, seal
 
 
 def migrate(path: Path, entry, corpora, reason: str, commit: str) -> bool:

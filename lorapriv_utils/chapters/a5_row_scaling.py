@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..catalogue import regenerate
 from ..ledger import Claim, check_bound, check_close, check_estimate
 from ..mia.attacks import resampling
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
@@ -395,9 +396,7 @@ def key_numbers(
 
 # ---------------------------------------------------------------- measured with the engine (loaded)
 REAL_MULTIPLIER = "results/published/multiplier/cpu-small-pretrained.json"  # relative to the repository root
-REGENERATE_MULTIPLIER = (
-    "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.experiments.multiplier " + REAL_MULTIPLIER
-)
+REGENERATE_MULTIPLIER = regenerate("multiplier")
 REAL_COLUMNS_ORDER = (
     "b",
     "r",
@@ -420,15 +419,15 @@ def load_real_multiplier(path=None) -> dict:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / REAL_MULTIPLIER
     if not path.is_file():
         raise FileNotFoundError(f"no multiplier measurement at {path}; regenerate it with: {REGENERATE_MULTIPLIER}")
-    record = read_record(path)
-    if not REAL_COLUMNS <= set(record.get("table", {})):
-        raise ValueError(f"{path} is not a multiplier record; regenerate it with: {REGENERATE_MULTIPLIER}")
-    return record
+    try:
+        return read_record(path, "multiplier")
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}; regenerate it with: {REGENERATE_MULTIPLIER}") from None
 
 
 def real_multiplier_table(record: dict) -> pd.DataFrame:
@@ -469,11 +468,7 @@ def real_multiplier_numbers(table: pd.DataFrame, record: dict) -> dict[str, floa
 AUDIT_RESULTS = "results/published/cpu-small/audit/ptb"  # relative to the repository root
 COST_RESULTS = "results/published/bench/rowscale_cost.json"
 COST_RESULTS_LARGER = "results/published/bench/rowscale_cost_cpu-large.json"  # the larger CPU scale's model
-REGENERATE = (
-    "make results-a5 (the canary audits), and python tools/bench.py --rowscale-cost-json "
-    + COST_RESULTS
-    + f" (add --scale cpu-large for {COST_RESULTS_LARGER})"
-)
+REGENERATE = regenerate("audit", "cost", "cost-large")
 MEANINGFUL_EPSILON = 10.0  # a certificate above this says nothing a reader could rely on
 AUDIT_RESAMPLES = 2000
 AUDIT_POWER = 0.5  # an audit that proves less than this about full fine-tuning cannot judge LoRA
@@ -487,7 +482,7 @@ def load_audits(folder=None) -> list[dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     folder = Path(folder) if folder is not None else ledger_dir().parent / AUDIT_RESULTS
     files = sorted(folder.glob("*.json"))
@@ -496,7 +491,7 @@ def load_audits(folder=None) -> list[dict]:
     records = []
     for path in files:
         try:
-            records.append(read_record(path))
+            records.append(read_record(path, "canary-audit"))
         except ValueError as err:
             raise ValueError(f"{path} does not verify ({err}): regenerate it ({REGENERATE})") from None
     return records
@@ -776,12 +771,12 @@ def load_cost(path=None) -> dict:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / COST_RESULTS
     if not path.is_file():
         raise FileNotFoundError(f"no row-scaling cost measurement at {path}; regenerate it with: {REGENERATE}")
-    return read_record(path)
+    return read_record(path, "rowscale-cost")
 
 
 def load_larger_cost() -> dict:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..catalogue import regenerate
 from ..ledger import Check, Claim, check_bound
 from ..mia.engine.methods import labels as method_labels
 from ..numbers import quoted_numbers, rounded_frame
@@ -29,14 +30,8 @@ from ..scale import Scale
 
 KEY = "a6_membership"
 RESULTS = "results/published"  # relative to the repository root; one subfolder per scale
-GRID_COMMAND = (
-    "python -m lorapriv_utils run --methods full,adapter,lora --ranks 8,16 --seeds 0,1,2 --out results/published; "
-    "python -m lorapriv_utils run --methods flora,dpsgd,rowscale --ranks 8 --seeds 0,1,2 --out results/published"
-)
-FRONTIER_COMMAND = (
-    "python -m lorapriv_utils frontier --out results/published, and the same with --methods full,adapter and "
-    "--lr 1e-4, then --lr 3e-5 (the dense methods' lower rates); `make results-a6` runs everything"
-)
+GRID_COMMAND = regenerate("grid-ptb", "grid-email")
+FRONTIER_COMMAND = regenerate("frontier")
 DATASETS = {
     "ptb": "Penn Treebank",
     "synthetic-email": "synthetic e-mails",
@@ -47,7 +42,6 @@ DATASETS = {
 PAPER_SOURCES = {"PTB": ("ptb",), "Enron": ("enron", "synthetic-email"), "PubMed": ("pubmed",)}
 LARGER = "cpu-large"  # the larger CPU scale: Table 1's grid on the three real corpora, one seed
 PRETRAINED = "cpu-pretrained"  # a real pretrained language model (SmolLM2-135M-Instruct), one seed so far
-PRETRAINED_COMMAND = "make results-a6-pretrained DATA_DIR=../shared/data"
 # what the caveats each scale adds stand for, in the notes of the claims they join
 SCALE_NOTES = {
     LARGER: "the larger CPU scale (a 4-layer GPT-2 of width 128 on Penn Treebank and the real Enron and PubMed "
@@ -67,10 +61,6 @@ COSTS = {
     "large": ("results-a6-large",),
     "pre": ("results-a6-pretrained",),
 }
-LARGER_COMMAND = (
-    "python -m lorapriv_utils run --scale cpu-large --methods full,adapter,lora --ranks 8,16 --seeds 0 "
-    "--data-dir ../shared/data --out results/published (`make results-a6-large`)"
-)
 
 # Paper A, Table 1 (GPT-2 117M, 20 epochs): perplexity, AUC (%), TPR (%) at FPR 1% and 0.01%.
 PAPER_TABLE1 = pd.DataFrame(
@@ -427,17 +417,12 @@ def grid_differences(
     of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
     the results folder the records lie in (default the book's, ``results/published``)."""
     from ..mia.attacks import metrics
-    from ..mia.attacks.matching import engine_files
     from ..mia.experiments.grid import Cell
 
-    runner = engine_files()
     signals, splits = {}, {}
     for record in records:
         cell = Cell(**record["manifest"]["cell"])
-        path = runner.scores_path(runner.result_path(root or results_dir(scale).parent, scale, cell))
-        scores = runner.read_scores(path)
-        if runner.scores_digest(scores) != record["scores_sha256"]:
-            raise ValueError(f"{path} does not match its record; regenerate it with: {GRID_COMMAND}")
+        scores = cell_scores(record, scale, root)
         slot = (cell.dataset, variant_name(cell.method, cell.rank), cell.seed)
         signals[slot] = cell_signals(record, scores, None)["eq. 24 (reference)"]
         splits[slot] = {part: record["manifest"]["split_hashes"][part] for part in ("members", "nonmembers")}
@@ -468,7 +453,6 @@ def grid_differences(
 # basis, the same for every seed), each optimiser in its own results folder under results/published
 PROJECTION = {"adamw": "projection/adamw", "sgd": "projection/sgd"}
 PROJECTION_PAIR = ("lorafa-r8", "lorafixed-r8")
-PROJECTION_COMMAND = "make results-a6-projection"
 
 
 def projection_root(optimizer: str) -> Path:
@@ -782,12 +766,12 @@ def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dic
 def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
     """Each dataset's base-model validation perplexity at ``scale``, from its committed epoch-0 records
     (``frontier --bases-only``); a record that does not verify is refused."""
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     folder = results_dir(scale) / "frontier"
     out = {}
     for path in sorted(folder.glob(f"*/base-s{seed}.json")):
-        record = read_record(path)
+        record = read_record(path, "frontier-base")
         out[record["dataset"]] = float(record["checkpoints"][0]["validation_perplexity"])
     return out
 
@@ -1193,38 +1177,45 @@ def cell_signals(record: dict, scores: dict[str, np.ndarray], texts: dict[str, l
     return out
 
 
-LIRA_COMMAND = "python -m lorapriv_utils lira --methods full,adapter,lora --ranks 8,16 --out results/published"
+LIRA_COMMAND = regenerate("lira")
+
+
+def cell_scores(record: dict, scale: Scale, root=None) -> dict[str, np.ndarray]:
+    """A grid cell's per-text scores, read beside its record under ``root`` (default the book's results folder)
+    and checked against the digest the record holds."""
+    from ..mia.experiments.grid import Cell, result_path
+    from ..store import read_record
+
+    path = result_path(root or results_dir(scale).parent, scale, Cell(**record["manifest"]["cell"]))
+    try:
+        stored, scores = read_record(path, "cell", with_arrays=True)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}; regenerate it with: {GRID_COMMAND}") from None
+    if stored["scores_sha256"] != record["scores_sha256"]:
+        raise ValueError(f"{path} is not the record read before; regenerate it with: {GRID_COMMAND}")
+    return scores
 
 
 def lira_references(scale: Scale, dataset: str, variant: str, seed: int) -> np.ndarray | None:
     """Offline LiRA's per-text reference losses of a cell ((k, texts) for members and non-members),
     verified against their record; None where they were not computed."""
     from ..mia.attacks.lira import lira_path
-    from ..mia.attacks.matching import engine_files
-    from ..mia.records.report import read_record
-
-    runner = engine_files()
-    read_scores, scores_digest, scores_path = runner.read_scores, runner.scores_digest, runner.scores_path
+    from ..store import read_record
 
     path = lira_path(results_dir(scale).parent, scale.name, dataset, variant, seed)
     if not path.is_file():
         return None
-    record = read_record(path)
-    scores = read_scores(scores_path(path))
-    if scores_digest(scores) != record["scores_sha256"]:
-        raise ValueError(f"{scores_path(path)} does not match its record; regenerate it with: {LIRA_COMMAND}")
-    return scores
+    try:
+        return read_record(path, "lira-references", with_arrays=True)[1]
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}; regenerate it with: {LIRA_COMMAND}") from None
 
 
 def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame:
     """Offline LiRA against eq. 24 on the same cells (seed ``seed``): AUC with bootstrap intervals, TPR at 1%."""
     from ..mia.attacks import metrics
     from ..mia.attacks.lira import lira_signals
-    from ..mia.attacks.matching import engine_files
     from ..mia.experiments.grid import Cell
-
-    runner = engine_files()
-    read_scores, result_path, scores_path = runner.read_scores, runner.result_path, runner.scores_path
 
     rows = []
     for record in records:
@@ -1233,7 +1224,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
         refs = lira_references(scale, cell.dataset, name, seed) if cell.seed == seed else None
         if refs is None:
             continue
-        scores = read_scores(scores_path(result_path(results_dir(scale).parent, scale, cell)))
+        scores = cell_scores(record, scale)
         m, n = lira_signals(scores["members_target"], scores["nonmembers_target"], refs["members"], refs["nonmembers"])
         ci = metrics.bootstrap(
             metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples
@@ -1264,12 +1255,7 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
     from sklearn.metrics import roc_curve
 
     from ..mia.attacks.lira import lira_signals
-    from ..mia.attacks.matching import engine_files
     from ..mia.experiments.grid import Cell
-
-    runner = engine_files()
-    read_scores, result_path, scores_path = runner.read_scores, runner.result_path, runner.scores_path
-    scores_digest = runner.scores_digest
 
     chosen = [
         r for r in records if r["manifest"]["cell"]["dataset"] == dataset and r["manifest"]["cell"]["seed"] == seed
@@ -1281,10 +1267,7 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
     signals: dict = {}
     for record in sorted(chosen, key=lambda r: ORDER.index(r["manifest"]["cell"]["method"])):
         cell = Cell(**record["manifest"]["cell"])
-        path = result_path(results_dir(scale).parent, scale, cell)
-        scores = read_scores(scores_path(path))
-        if scores_digest(scores) != record["scores_sha256"]:
-            raise ValueError(f"{scores_path(path)} does not match its record; regenerate it with: {GRID_COMMAND}")
+        scores = cell_scores(record, scale)
         name = variant_name(cell.method, cell.rank)
         attacks = cell_signals(record, scores, texts)
         refs = lira_references(scale, dataset, name, seed)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..catalogue import regenerate
 from ..ledger import Claim, check_bound, check_close, check_estimate
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
@@ -656,9 +657,7 @@ ALIGNMENT_BATCHES = [2, 4, 8, 16, 32, 64, 128, 256]
 
 
 PRETRAINED_RESULTS = "results/published/alignment/cpu-small-pretrained.json"  # relative to the repository root
-REGENERATE_ALIGNMENT = (
-    "LORAPRIV_SCALE=cpu-small python -m lorapriv_utils.mia.experiments.alignment " + PRETRAINED_RESULTS
-)
+REGENERATE_ALIGNMENT = regenerate("alignment")
 
 
 def _with_privacy(curve: pd.DataFrame, nu: float, dim: int) -> pd.DataFrame:
@@ -680,12 +679,12 @@ def load_pretrained_alignment(path=None) -> tuple[pd.DataFrame, dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / PRETRAINED_RESULTS
     if not path.is_file():
         raise FileNotFoundError(f"no alignment measurement at {path}; regenerate it with: {REGENERATE_ALIGNMENT}")
-    record = read_record(path)
+    record = read_record(path, "alignment")
     curve = pd.DataFrame(record["curve"])[["B", "one_minus_rho", "se", "B2_times_gap", "noise_scale_model", "draws"]]
     return _with_privacy(curve, record["noise_scale"], record["dim"]), record
 

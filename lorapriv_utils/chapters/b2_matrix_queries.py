@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..catalogue import regenerate
 from ..ledger import Claim, check_bound, check_close
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
 from ..scale import Scale
@@ -470,7 +471,7 @@ def instance_claim(instance: pd.DataFrame, inits: pd.DataFrame, scale: Scale) ->
 # ---------------------------------------------------------------- the DP game on a trained GPT-2
 
 GAME_RESULTS = "results/published/whitebox/{scale}.json"
-REGENERATE_GAME = "make results-b2 (about an hour on 2 cores)"
+REGENERATE_GAME = regenerate("whitebox")
 PAPER_B_CIFAR = {16: 99.86, 32: 99.64, 128: 100.0, 256: 100.0, 512: 100.0}  # paper B's LoRA-FA table, MIA AUC (%)
 
 
@@ -480,12 +481,12 @@ def load_game(scale_name: str, path=None) -> tuple[pd.DataFrame, dict]:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     path = Path(path) if path is not None else ledger_dir().parent / GAME_RESULTS.format(scale=scale_name)
     if not path.is_file():
         raise FileNotFoundError(f"no DP game record at {path}; regenerate it with: {REGENERATE_GAME}")
-    record = read_record(path)
+    record = read_record(path, "whitebox")
     rows = []
     if any("fitted" not in row for row in record["rows"]):
         raise ValueError(f"{path} predates the fitted secret-A attack; regenerate it with: {REGENERATE_GAME}")

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from ..catalogue import regenerate
 from ..ledger import Claim, check_bound, check_close, check_estimate
 from ..mia.attacks import resampling
 from ..numbers import quoted_numbers, rounded_frame
@@ -414,7 +415,7 @@ def key_numbers(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame) -> dic
 # ------------------------------------------------ DP training of five weight sets (B-3.lowrank, B-3.accuracy)
 
 DP_RESULTS = "results/published/dp_compare/{scale}"
-REGENERATE_DP = "make results-b3 (about 35 minutes on 2 cores)"
+REGENERATE_DP = regenerate("dp-compare")
 WEIGHT_LABELS = {
     "full": "full (all but wpe)",
     "adapter": "adapter (c_attn, full rank)",
@@ -536,7 +537,9 @@ def paired_difference(
         {s for w, z, s in cells if w == first and z == sigma} & {s for w, z, s in cells if w == second and z == sigma}
     )
     if not seeds:
-        raise ValueError(f"no seed has runs of both {first} and {second} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
+        raise ValueError(
+            f"no seed has runs of both {first} and {second} at sigma = {sigma:g}; regenerate them with: {REGENERATE_DP}"
+        )
     pairs = []
     for s in seeds:
         a, b = cells[first, sigma, s], cells[second, sigma, s]
@@ -585,14 +588,18 @@ def perplexity_gaps(frame: pd.DataFrame, first: str, second: str, sigma: float) 
     """perplexity(first) - perplexity(second) at one noise multiplier, one value per seed both ran."""
     at = frame[frame["noise"] == sigma].pivot_table(index="seed", columns="weights", values="perplexity")
     if first not in at or second not in at:
-        raise ValueError(f"no runs of both {first} and {second} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
+        raise ValueError(
+            f"no runs of both {first} and {second} at sigma = {sigma:g}; regenerate them with: {REGENERATE_DP}"
+        )
     return (at[first] - at[second]).dropna()
 
 
 def _row(paired: pd.DataFrame, first: str, second: str, sigma: float) -> pd.Series:
     hit = paired[(paired["first"] == first) & (paired["second"] == second) & (paired["sigma"] == sigma)]
     if hit.empty:
-        raise ValueError(f"no paired comparison of {first} and {second} at sigma = {sigma:g}; run `{REGENERATE_DP}`")
+        raise ValueError(
+            f"no paired comparison of {first} and {second} at sigma = {sigma:g}; regenerate them with: {REGENERATE_DP}"
+        )
     return hit.iloc[0]
 
 
@@ -604,7 +611,7 @@ def _dpsgd_run(frame: pd.DataFrame, sigma: float) -> pd.Series:
 def _noisy_sigmas(frame: pd.DataFrame) -> list[float]:
     sigmas = sorted(s for s in frame["noise"].unique() if s > 0)
     if not sigmas:
-        raise ValueError(f"the DP runs hold no noise multiplier above 0; run `{REGENERATE_DP}`")
+        raise ValueError(f"the DP runs hold no noise multiplier above 0: {REGENERATE_DP}")
     return sigmas
 
 
@@ -740,12 +747,12 @@ def accuracy_claim(frame: pd.DataFrame, settings: dict, scale: Scale) -> Claim:
     sigmas = _noisy_sigmas(frame)
     comp = frame[frame["weights"] == "compressed"]
     if comp.empty:
-        raise ValueError(f"the DP runs hold no compressed DP-SGD; run `{REGENERATE_DP}`")
+        raise ValueError(f"the DP runs hold no compressed DP-SGD: {REGENERATE_DP}")
     checks = []
     for sigma in sigmas:
         at = comp[comp["noise"] == sigma]
         if at.empty:
-            raise ValueError(f"no compressed DP-SGD matching sigma = {sigma:g}; run `{REGENERATE_DP}`")
+            raise ValueError(f"no compressed DP-SGD matching sigma = {sigma:g}: {REGENERATE_DP}")
         eps = float(_dpsgd_run(frame, sigma)["epsilon"])
         role = "core" if eps <= SMALL_EPS else "caveat"
         used = float(at["noise_used"].iloc[0])
@@ -884,7 +891,7 @@ def base_perplexity(scale_name: str, path=None) -> float:
     from pathlib import Path
 
     from ..ledger import ledger_dir
-    from ..mia.records.report import read_record
+    from ..store import read_record
 
     path = (
         Path(path)
@@ -892,5 +899,5 @@ def base_perplexity(scale_name: str, path=None) -> float:
         else (ledger_dir().parent / "results" / "published" / scale_name / "frontier" / "ptb" / "base-s0.json")
     )
     if not path.is_file():
-        raise FileNotFoundError(f"no base-model record at {path}; regenerate it with: make results-a6")
-    return float(read_record(path)["checkpoints"][0]["validation_perplexity"])
+        raise FileNotFoundError(f"no base-model record at {path}; regenerate it with: {regenerate('frontier')}")
+    return float(read_record(path, "frontier-base")["checkpoints"][0]["validation_perplexity"])

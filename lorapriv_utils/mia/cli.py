@@ -399,6 +399,7 @@ PRODUCERS = {
         "section 5.1's multiplier on per-text gradients of the scale's base model",
     ),
     "alignment": ("experiments.alignment", "paper B's gradient alignment at the start of fine-tuning"),
+    "cost": ("experiments.cost", "row scaling's time and memory against LoRA-FA and LoRA, each in its own process"),
 }
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...store import seal, write_record
 from ..experiments.grid import cell_name
-from ..records.report import SCHEMA, seal, write_record
 
 
 def lira_signal(target: np.ndarray, references: np.ndarray, spread: float | None = None) -> np.ndarray:
@@ -124,7 +124,6 @@ def run_references(work, cell, lr: float, k: int) -> dict:
                 scores[part].append(text_losses(model, texts, device=work.device))
         arrays = {part: np.asarray(values, dtype=np.float32) for part, values in scores.items()}
         record = {
-            "schema": SCHEMA,
             "kind": "lira-references",
             "cell": asdict(cell),
             "lr": lr,

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records.report import read_record
+from ...store import read_record
 from . import metrics as mia_metrics
 from . import resampling
 
@@ -72,24 +72,12 @@ def _signals(scores: dict[str, np.ndarray], epoch: int, base: bool) -> dict[str,
     return {attack: (pair[0], pair[1]) for attack, pair in out.items()}
 
 
-def engine_files():
-    """The engine's result-file helpers (its runner module), imported without tqdm's warning about a
-    notebook front-end that is not installed: a book page shows no progress bars."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="IProgress not found")
-        from ..experiments import runner
-    return runner
-
-
 def read_points(path: Path) -> tuple[dict, list[Point]]:
     """A frontier record (checksum and score digest verified) and its points."""
-    runner = engine_files()
-    record = read_record(path)
-    scores = runner.read_scores(runner.scores_path(path))
-    if runner.scores_digest(scores) != record["scores_sha256"]:
-        raise ValueError(f"{runner.scores_path(path)} does not match its record: rerun the frontier command")
+    try:
+        record, scores = read_record(path, ("frontier-base", "frontier-point"), with_arrays=True)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}: rerun the frontier command") from None
     base = record["kind"] == "frontier-base"
     name = "base" if base else grid_name(record["variant"])
     points = [

@@ -15,11 +15,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ...scale import DPConfig, Scale
+from ...store import seal, write_record
 from ..attacks import canary
 from ..attacks.canary import CanaryConfig
 from ..engine import finetune, models
 from ..records import specs
-from ..records.report import SCHEMA, seal, write_record
 from .grid import Cell, cell_name
 from .runner import Runner, perplexity, reused_or_computed
 
@@ -72,7 +72,7 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
             base, trained, tokenizer, canaries, context, work.device, work.engine.max_windows_per_text
         )
         record = {
-            "schema": SCHEMA,
+            "kind": "canary-audit",
             "audit": canary.canary_audit(scores, included, config),
             "scores": [float(x) for x in scores],
             "included": [bool(x) for x in included],

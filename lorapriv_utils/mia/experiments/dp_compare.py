@@ -34,6 +34,7 @@ Results: one JSON record per cell, written atomically with a manifest, its spec 
 from __future__ import annotations
 
 import copy
+import json
 import time
 from dataclasses import asdict, replace
 from functools import partial
@@ -44,12 +45,13 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from ...provenance import git_commit
 from ...scale import Scale
+from ...store import read_record, seal, write_record
 from ..attacks import metrics as mia_metrics
 from ..engine import compressed, dp, families, finetune
 from ..engine.training import text_losses
 from ..records import specs
-from ..records.report import SCHEMA, read_record, seal, write_record
 from .grid import LOW_RANK, WEIGHT_SETS, DPCell
 from .runner import Runner, attack_metrics, perplexity, reference_seed, reused_or_computed
 
@@ -158,28 +160,20 @@ def run_cell(work: Runner, cell: DPCell, spec: dict) -> dict:
         for who, model in (("target", target), ("reference", reference))
         for part in ("members", "nonmembers")
     }
-    rng = np.random.default_rng([cell.seed, 98])
-    resamples = work.engine.bootstrap_resamples
+    stored = {
+        who: {part: [float(x) for x in losses[who, part]] for part in ("members", "nonmembers")}
+        for who in ("target", "reference")
+    }
     metrics = {
-        "loss_attack": attack_metrics(losses["target", "members"], losses["target", "nonmembers"], rng, resamples),
-        "reference_attack": attack_metrics(
-            mia_metrics.reference_signal(losses["target", "members"], losses["reference", "members"]),
-            mia_metrics.reference_signal(losses["target", "nonmembers"], losses["reference", "nonmembers"]),
-            rng,
-            resamples,
-        ),
+        **attacks(stored, cell, work.engine.bootstrap_resamples),
         "validation_perplexity": perplexity(target, prepared.validation, work.device),
         "lr": lr,
         "sweep": sweep,
         "texts": {"members": prepared.members.n_texts, "nonmembers": prepared.nonmembers.n_texts},
-        "text_losses": {
-            who: {part: [float(x) for x in losses[who, part]] for part in ("members", "nonmembers")}
-            for who in ("target", "reference")
-        },
+        "text_losses": stored,
         "training": {k: v for k, v in stats.items() if k != "seconds"},
     }
     record = {
-        "schema": SCHEMA,
         "kind": KIND,
         "cell": asdict(cell),
         "metrics": metrics,
@@ -192,13 +186,42 @@ def run_cell(work: Runner, cell: DPCell, spec: dict) -> dict:
     return write_record(result_path(work.out, work.scale, cell), seal(record))
 
 
+def attacks(text_losses: dict, cell: DPCell, resamples: int) -> dict:
+    """The loss attack's and eq. 24's metrics of a DP training, from its per-text losses as its record stores them:
+    what the record derives (its spec's ``derived`` part), recomputed without training when only that changes."""
+    losses = {
+        (who, part): np.asarray(text_losses[who][part], dtype=np.float64)
+        for who in text_losses
+        for part in text_losses[who]
+    }
+    rng = np.random.default_rng([cell.seed, 98])
+    return {
+        "loss_attack": attack_metrics(losses["target", "members"], losses["target", "nonmembers"], rng, resamples),
+        "reference_attack": attack_metrics(
+            mia_metrics.reference_signal(losses["target", "members"], losses["reference", "members"]),
+            mia_metrics.reference_signal(losses["target", "nonmembers"], losses["reference", "nonmembers"]),
+            rng,
+            resamples,
+        ),
+    }
+
+
+def refresh(work: Runner, cell: DPCell, path: Path, spec: dict, record: dict) -> dict:
+    """A record whose derived part alone is stale, its attacks recomputed from its stored per-text losses."""
+    record["metrics"].update(attacks(record["metrics"]["text_losses"], cell, work.engine.bootstrap_resamples))
+    record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
+    record["manifest"]["config"] = json.loads(json.dumps(work.config))
+    return write_record(path, seal(record, spec))
+
+
 def run(work: Runner, cells: list[DPCell]) -> list[dict]:
     """Every cell, reusing those whose record is intact and current."""
     records = []
     for cell in tqdm(cells, desc=f"DP weight sets ({work.scale.name})", disable=not work.progress):
         spec = cell_spec(work, cell)
         path = result_path(work.out, work.scale, cell)
-        records.append(reused_or_computed(path, spec, partial(run_cell, work, cell, spec), with_scores=False))
+        compute, again = partial(run_cell, work, cell, spec), partial(refresh, work, cell, path, spec)
+        records.append(reused_or_computed(path, spec, compute, with_scores=False, refresh=again))
     return records
 
 
@@ -208,11 +231,7 @@ def load(folder: Path) -> list[dict]:
     paths = sorted(folder.rglob("*.json"))
     if not paths:
         raise FileNotFoundError(f"no DP comparison records under {folder}; run `make results-b3`")
-    records = [read_record(p) for p in paths]
-    wrong = [str(p) for p, r in zip(paths, records, strict=True) if r.get("kind") != KIND]
-    if wrong:
-        raise ValueError(f"not DP comparison records: {', '.join(wrong)}")
-    return records
+    return [read_record(p, KIND) for p in paths]
 
 
 def summary(records: list[dict]) -> pd.DataFrame:

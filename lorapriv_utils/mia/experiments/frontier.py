@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from ...store import seal, write_record
 from ..engine import finetune
 from ..engine.dp import epsilons
 from ..engine.training import text_losses, text_scores
 from ..records import specs
-from ..records.report import SCHEMA, seal, write_record
 from .grid import Variant, cell_name
 from .runner import Runner, perplexity, reference_seed, reused_or_computed, scores_digest
 
@@ -65,7 +65,6 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
             "e0_nonmembers_minkpp": nonmembers["minkpp"],
         }
         record = {
-            "schema": SCHEMA,
             "kind": "frontier-base",
             "dataset": dataset,
             "seed": seed,
@@ -148,7 +147,6 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
             **common,
         )
         record = {
-            "schema": SCHEMA,
             "kind": "frontier-point",
             "dataset": dataset,
             "seed": seed,

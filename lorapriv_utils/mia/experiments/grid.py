@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...scale import Scale
 from ..engine.methods import GRID as METHODS  # the methods the grid offers
@@ -28,6 +29,11 @@ def cell_name(method: str, rank=None, noise=None, seed: int | None = None, datas
     name = method + (f"-r{int(rank)}" if given(rank) else "") + (f"-z{noise:g}" if given(noise) else "")
     name += f"-s{seed}" if seed is not None else ""
     return f"{dataset}/{name}" if dataset is not None else name
+
+
+def result_path(out, scale: Scale, cell: Cell) -> Path:
+    """Where a grid cell's record lies: ``OUT/SCALE/DATASET/NAME.json``."""
+    return Path(out) / scale.name / f"{cell.name}.json"
 
 
 FRONTIER_RANKS = (1, 2, 4, 8, 16, 32, 64)  # the rank sweep of the frontier

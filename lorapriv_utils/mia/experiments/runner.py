@@ -48,15 +48,24 @@ from tqdm.auto import tqdm
 from ...files import Lock
 from ...provenance import git_commit, git_dirty, package_versions, runtime
 from ...scale import EngineScale, Scale
-from ...store import changed_parts, key_of, spec_differences
+from ...store import (
+    changed_parts,
+    key_of,
+    read_record,
+    read_scores,
+    scores_digest,
+    scores_path,
+    seal,
+    spec_differences,
+    write_record,
+)
 from ..attacks import metrics as mia_metrics
 from ..engine import data as data_mod
 from ..engine import finetune, models
 from ..engine.training import row_sums, text_losses, text_scores
 from ..records import specs
-from ..records.report import SCHEMA, read_record, read_scores, scores_digest, scores_path, seal, write_record
 from ..records.status import wall_seconds
-from .grid import REFERENCES, Cell, check_ranks, plan, shard
+from .grid import REFERENCES, Cell, check_ranks, plan, result_path, shard
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "read_scores", "scores_digest", "scores_path", "shard"]
 ALPHAS = (0.01, 0.001, 0.0001)
@@ -108,25 +117,13 @@ def make_accelerator(device: torch.device, autocast: torch.dtype | None):
     )
 
 
-def result_path(out: Path, scale: Scale, cell: Cell) -> Path:
-    return Path(out) / scale.name / f"{cell.name}.json"
-
-
 DAMAGED = (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile)  # what reading a damaged record raises
 
 
 def read_intact(path: Path, with_scores: bool = True) -> tuple[dict, dict[str, np.ndarray] | None]:
-    """A record of this schema whose checksum verifies, and (``with_scores``) its scores, which must match the
-    digest it holds; one of :data:`DAMAGED` says what is wrong otherwise."""
-    record = read_record(path)
-    if record.get("schema") != SCHEMA:
-        raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}")
-    if not with_scores:
-        return record, None
-    scores = read_scores(scores_path(path))
-    if scores_digest(scores) != record["scores_sha256"]:
-        raise ValueError("scores file does not match")
-    return record, scores
+    """A record whose envelope and checksum verify, and (``with_scores``) its arrays, which must match the digest
+    it holds (None for a kind without arrays); one of :data:`DAMAGED` says what is wrong otherwise."""
+    return read_record(path, with_arrays=True) if with_scores else (read_record(path), None)
 
 
 def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) -> dict | None:
@@ -206,11 +203,11 @@ def earlier_work(path: Path, spec: dict) -> dict | None:
         return None
 
 
-def reused_or_computed(path: Path, spec: dict, compute, with_scores: bool = True) -> dict:
-    """The current record at ``path`` (:func:`load_result`), or the one ``compute()`` writes there, under the
-    record's lock: another run computing the same record is waited for, and its record reused."""
+def reused_or_computed(path: Path, spec: dict, compute, with_scores: bool = True, refresh=None) -> dict:
+    """The current record at ``path`` (:func:`load_result`, with its ``refresh``), or the one ``compute()`` writes
+    there, under the record's lock: another run computing the same record is waited for, and its record reused."""
     with Lock(path):
-        done = load_result(path, spec, with_scores)
+        done = load_result(path, spec, with_scores, refresh)
         return done if done is not None else compute()
 
 
@@ -576,7 +573,7 @@ class Runner:
                 "reference": chosen["reused"]["reference"],
                 "target": target is not None,
             }
-        record = {"schema": SCHEMA, "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
+        record = {"kind": "cell", "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
         record = seal(record)
         if self.accelerator is None or self.accelerator.is_main_process:
             write_record(result_path(self.out, self.scale, cell), record, scores)
@@ -600,10 +597,11 @@ class Runner:
     def refresh_metrics(self, cell: Cell, path: Path, record: dict, spec: dict) -> dict:
         """A record whose derived part alone is stale, its attacks recomputed from its stored scores."""
         texts = dataset_texts(cell.dataset, cell.seed, self.engine, self.data_dir, self.hub)
-        record["metrics"].update(self.cell_attacks(cell, read_scores(scores_path(path)), texts))
+        scores = read_scores(scores_path(path))
+        record["metrics"].update(self.cell_attacks(cell, scores, texts))
         record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
         record["manifest"]["config"] = json.loads(json.dumps(self.config))
-        return write_record(path, seal(record, spec))
+        return write_record(path, seal(record, spec), scores)
 
     def run(self, cells: list[Cell]) -> list[dict]:
         if self.accelerator is not None:  # data-parallel: every process runs every cell, in lockstep

@@ -235,7 +235,6 @@ def game_record(
     start = time.perf_counter()
     rows = [play(work, r, game, seed=seed, rounds=rounds) for r in ranks]
     return {
-        "kind": "dp-game-lorafa",
         "rows": rows,
         "game": asdict(game),
         "fit": {"rounds": rounds, "relax": FIT_RELAX},
@@ -255,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     from ...scale import current_scale
-    from ..records.report import seal, write_record
+    from ...store import seal, write_record
     from ..records.specs import measurement_spec
     from .runner import set_threads
 
@@ -265,7 +264,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     set_threads(args.threads)
     scale = current_scale()
-    record = write_record(args.path, seal(game_record(Runner(scale, out=".")), measurement_spec("whitebox", scale)))
+    record = write_record(
+        args.path, seal(game_record(Runner(scale, out=".")), measurement_spec("whitebox", scale), "whitebox")
+    )
     print(f"wrote {args.path} in {record['wall_seconds']:.0f} s")
     for row in record["rows"]:
         print(

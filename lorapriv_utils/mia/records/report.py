@@ -8,9 +8,7 @@ not verify is named and skipped.  The package is torch-free here, so the table c
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
 import re
 import sys
 import zipfile
@@ -18,82 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-SCHEMA = 2  # the layout of a cell's record; records of another schema are skipped (rerun them)
+from ...store import read_record, read_scores_digest, scores_path
+
 ATTACK = "reference_attack"
 RATES = ("0.01", "0.001", "0.0001")
-
-
-def record_checksum(payload: dict) -> str:
-    """The checksum a result record carries: SHA-256 of its canonical JSON (keys sorted)."""
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def seal(record: dict, spec: dict | None = None) -> dict:
-    """``record`` with its spec and key in its manifest (when ``spec`` is given) and its checksum: what every
-    committed record is written as."""
-    from ...store import key_of
-
-    record.pop("checksum", None)
-    if spec is not None:
-        record.setdefault("manifest", {}).update(spec=spec, key=key_of(spec))
-    record["checksum"] = record_checksum(record)
-    return record
-
-
-def write_record(path: Path, record: dict, scores: dict[str, np.ndarray] | None = None) -> dict:
-    """The one writer of a committed result: a sealed record (:func:`seal`) and, for a record with per-text scores,
-    those scores beside it (:func:`scores_path`), written first; the JSON is written last, the commit mark."""
-    from ...files import atomic_write_bytes, atomic_write_text
-
-    if record.get("checksum") != record_checksum({k: v for k, v in record.items() if k != "checksum"}):
-        raise ValueError(f"{path}: the record is not sealed (seal it last, after every field is set)")
-    if scores is not None:
-        if record.get("scores_sha256") != scores_digest(scores):
-            raise ValueError(f"{path}: the record's scores_sha256 is not the digest of the scores written with it")
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **scores)
-        atomic_write_bytes(scores_path(Path(path)), buffer.getvalue())
-    atomic_write_text(Path(path), json.dumps(record, indent=1, sort_keys=True) + "\n")
-    return record
-
-
-def read_record(path: Path) -> dict:
-    """A result record (cell or audit) whose checksum verifies; a ValueError says what is wrong otherwise."""
-    try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"not JSON: {err}") from None
-    if isinstance(record, dict) and "schema" in record and record["schema"] != SCHEMA:
-        raise ValueError(f"schema {record['schema']}, a record layout other than {SCHEMA}: rerun it")
-    if not isinstance(record, dict) or record.get("checksum") != record_checksum(
-        {k: v for k, v in record.items() if k != "checksum"}
-    ):
-        raise ValueError("checksum mismatch")
-    return record
-
-
-def scores_path(result: Path) -> Path:
-    return result.with_name(result.name.removesuffix(".json") + ".scores.npz")
-
-
-def scores_digest(scores: dict[str, np.ndarray]) -> str:
-    """A digest of the per-text scores' values (not of the zip file, whose bytes carry timestamps)."""
-    digest = hashlib.sha256()
-    for name in sorted(scores):
-        values = np.ascontiguousarray(scores[name], dtype=np.float64)
-        digest.update(name.encode() + b"\0" + values.tobytes())
-    return digest.hexdigest()
-
-
-def read_scores(path: Path) -> dict[str, np.ndarray]:
-    """Per-text scores of a cell (plain arrays only: the file is read with pickling disabled)."""
-    with np.load(path, allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
-
-
-def read_scores_digest(path: Path) -> str:
-    """:func:`scores_digest` of a scores file."""
-    return scores_digest(read_scores(path))
 
 
 PUBLISHED_FOLDER = "published"  # results/published: the book's committed records
@@ -102,11 +28,8 @@ PUBLISHED_FOLDER = "published"  # results/published: the book's committed record
 def _verified(path: Path, problems: list[str] | None = None, check_scores: bool = False) -> dict | None:
     try:
         record = read_record(path)
-        if record.get("schema") != SCHEMA:
-            raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}: rerun the cell")
-        if "audit" in record or "kind" in record:
+        if record["kind"] != "cell":
             return None  # an audit's, the frontier's or LiRA's record, read by their own readers
-        record["manifest"]["cell"]  # noqa: B018 (a record of a cell, not some other JSON)
         if check_scores and read_scores_digest(scores_path(path)) != record["scores_sha256"]:
             raise ValueError("its scores file does not match the record")
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:

@@ -22,10 +22,9 @@ from pathlib import Path
 
 from ...catalogue import CATALOGUE, PUBLISHED, Entry
 from ...scale import DPConfig, get_scale
-from ...store import changed_parts, key_of, spec_differences
+from ...store import KINDS, changed_parts, key_of, read_record, spec_differences
 from ..experiments.grid import Cell, DPCell, Variant
 from . import specs
-from .report import SCHEMA, read_record, read_scores_digest, scores_path
 
 STATES = ("current", "stale", "damaged", "missing")
 
@@ -99,7 +98,7 @@ def record_spec(entry: Entry, record: dict, corpora) -> tuple[dict, str]:
         corpus = manifest.get("spec", {}).get("data", {}).get("corpus", {})
     if entry.kind == "cell":
         spec = specs.cell_spec(engine, cell, corpus, **_options(manifest))
-    elif entry.kind == "frontier" and record.get("kind") == "frontier-base":
+    elif record["kind"] == "frontier-base":
         spec = specs.frontier_base_spec(engine, dataset, seed, corpus)
     elif entry.kind == "frontier":
         variant = Variant(**record["variant"])
@@ -127,11 +126,8 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
     """The status of one record of ``entry``."""
     name = path.relative_to(root).as_posix()
     try:
-        record = read_record(path)
-        if entry.kind not in specs.MEASUREMENTS and record.get("schema") != SCHEMA:
-            raise ValueError(f"schema {record.get('schema')}, not {SCHEMA}: regenerate it")
-        if entry.scores and read_scores_digest(scores_path(path)) != record["scores_sha256"]:
-            raise ValueError("its scores file does not match the record")
+        kinds = tuple(name for name, kind in KINDS.items() if kind.group == entry.kind)
+        record, _ = read_record(path, kinds, with_arrays=True)
         spec, unchecked = record_spec(entry, record, corpora)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
         return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}")
@@ -184,8 +180,6 @@ def measured_seconds(*names: str, root: Path = PUBLISHED) -> float:
     """The measured wall time of the records of catalogue entries ``names`` (or of every entry whose Make target
     a name is), summed over records: what a chapter quotes as the cost of its results.  Reads only the records'
     own wall times (no key checks: seconds)."""
-    from .report import read_record
-
     known = {e.name for e in CATALOGUE} | {e.make for e in CATALOGUE}
     unknown = [n for n in names if n not in known]
     if unknown:
