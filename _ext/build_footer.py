@@ -50,6 +50,10 @@ def _set_footer(app: Sphinx, config) -> None:
     options["extra_footer"] = (options.get("extra_footer") or "") + footer
     config.html_theme_options = options
     config.lorapriv_commit = commit
+    # the repository's address, for pages to link to it: {{ repository }} and {{ readme }} (MyST substitutions)
+    substitutions = dict(getattr(config, "myst_substitutions", None) or {})
+    substitutions |= {"repository": f"<{repository}>", "readme": f"[README]({repository}#readme)"}
+    config.myst_substitutions = substitutions
 
 
 def setup(app: Sphinx) -> dict:

@@ -74,8 +74,26 @@ def _cell(*children: nodes.Node) -> nodes.entry:
     return entry
 
 
-def _table(headers: list[str], widths: list[int], rows: list[tuple[str, list]], classes: list[str]) -> nodes.table:
-    """A table; each row is (anchor id or "", cells), each cell a node or a list of nodes."""
+def _folded(summary: str, *children: nodes.Node) -> list[nodes.Node]:
+    """``children`` folded behind ``summary`` (an HTML details element), for a long cell."""
+    return [
+        nodes.raw("", f"<details><summary>{summary}</summary>", format="html"),
+        nodes.paragraph("", "", *children),
+        nodes.raw("", "</details>", format="html"),
+    ]
+
+
+def _table(
+    headers: list[str],
+    widths: list[int],
+    rows: list[tuple[str, list]],
+    classes: list[str],
+    columns: list[str] | None = None,
+    row_data: list[dict] | None = None,
+) -> nodes.table:
+    """A table; each row is (anchor id or "", cells), each cell a node or a list of nodes (a ``_folded`` list is
+    placed as it is).  ``columns``: a class per column (``col-NAME``), which the narrow-screen cards label;
+    ``row_data``: attributes kept on each row node for the resolve step."""
     table = nodes.table(classes=classes)
     group = nodes.tgroup(cols=len(headers))
     table += group
@@ -89,10 +107,17 @@ def _table(headers: list[str], widths: list[int], rows: list[tuple[str, list]], 
     head += row
     body = nodes.tbody()
     group += body
-    for anchor, cells in rows:
-        row = nodes.row(ids=[anchor] if anchor else [])
-        for cell in cells:
-            row += _cell(*cell) if isinstance(cell, list) else _cell(cell)
+    for k, (anchor, cells) in enumerate(rows):
+        row = nodes.row(ids=[anchor] if anchor else [], **(row_data[k] if row_data else {}))
+        for j, cell in enumerate(cells):
+            if isinstance(cell, list) and cell and isinstance(cell[0], nodes.raw):
+                entry = nodes.entry()
+                entry += cell
+            else:
+                entry = _cell(*cell) if isinstance(cell, list) else _cell(cell)
+            if columns:
+                entry["classes"].append(f"col-{columns[j]}")
+            row += entry
         body += row
     return table
 
@@ -113,24 +138,27 @@ class ClaimsLedgerDirective(_LedgerDirective):
         pages = getattr(self.env, "lorapriv_ledger_table_docs", set())
         pages.add(self.env.docname)
         self.env.lorapriv_ledger_table_docs = pages
-        rows = []
+        rows, data = [], []
         for entry in load_register(_ledger_folder(self.env.app)):
             rows.append(
                 (
                     nodes.make_id("claim-" + entry.claim_id),
                     [
-                        [nodes.Text(entry.paper)],
-                        [nodes.Text(entry.where)],
-                        self.statement(entry.statement),
+                        [nodes.literal(text=entry.claim_id)],
                         claim_status_node(claim_id=entry.claim_id, link=False),
-                        claim_numbers_node(claim_id=entry.claim_id),
-                        claim_scale_node(claim_id=entry.claim_id),
+                        self.statement(entry.statement),
+                        [nodes.Text(f"paper {entry.paper}, {entry.where}")],
                         claim_chapter_node(key=entry.chapter),
+                        claim_scale_node(claim_id=entry.claim_id),
+                        _folded("numbers", claim_numbers_node(claim_id=entry.claim_id)),
                     ],
                 )
             )
-        headers = ["Paper", "Where", "Claim (our words)", "Verdict", "Numbers", "Scale", "Chapter"]
-        return [ledger_tally_node(), _table(headers, [3, 9, 24, 7, 40, 5, 12], rows, ["lorapriv-ledger"])]
+            data.append({"lorapriv_claim": entry.claim_id, "classes": [f"paper-{entry.paper}"]})
+        headers = ["Claim", "Verdict", "Statement (our words)", "Where", "Chapter", "Scale", "Numbers"]
+        columns = ["claim", "verdict", "statement", "where", "chapter", "scale", "numbers"]
+        table = _table(headers, [8, 7, 30, 12, 13, 7, 23], rows, ["lorapriv-ledger"], columns, data)
+        return [ledger_tally_node(), table]
 
 
 class ClaimsTableDirective(_LedgerDirective):
@@ -323,6 +351,10 @@ def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
     found = [n for kind in kinds for n in doctree.findall(kind)]
     for node in found:
         node.replace_self(_tally(rows) if isinstance(node, ledger_tally_node) else _fill(app, node, rows, fromdocname))
+    for row in doctree.findall(nodes.row):  # the ledger's rows carry their verdict, for its filters
+        claim = row.get("lorapriv_claim")
+        if claim in rows:
+            row["classes"].append(f"status-{rows[claim].status.replace(' ', '-')}")
 
 
 def setup(app: Sphinx) -> dict:

@@ -84,13 +84,43 @@ def format_column(values, sig: int = 4, missing: str = "n/a") -> list[str]:
     return out
 
 
-def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a") -> pd.DataFrame:
-    """A copy of ``frame`` for display: every float column formatted by :func:`format_column`."""
+ACRONYMS = frozenset({"auc", "ppl", "tpr", "fpr", "lr", "ci", "tv", "mc", "se", "sd", "kl", "dp", "rdp", "prv", "mse"})
+
+
+def header(name) -> str:
+    """A column name as a reader sees it: snake_case split into words, known acronyms in capitals (``lira_auc`` ->
+    ``lira AUC``); a name that is already words, or a symbol (``r``, ``m``), is kept."""
+    name = str(name)
+    words = name.split("_")
+    if len(words) == 1 and name.lower() not in ACRONYMS:
+        return name
+    return " ".join(w.upper() if w.lower() in ACRONYMS else w for w in words if w)
+
+
+class Table:
+    """A formatted table as a notebook page shows it: no 0..N row index (a meaningful index is the first column),
+    readable headers, every float column in one format.  ``frame`` is the formatted DataFrame."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+
+    def _repr_html_(self) -> str:
+        return self.frame.to_html(index=False, border=0, classes="lorapriv-table")
+
+    def __repr__(self) -> str:
+        return self.frame.to_string(index=False)
+
+
+def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a") -> Table:
+    """``frame`` for display (:class:`Table`): every float column formatted by :func:`format_column`, the headers
+    made readable (:func:`header`), a row index other than 0..N kept as the first column."""
     out = frame.copy()
+    if not isinstance(out.index, pd.RangeIndex) or out.index.name is not None:
+        out = out.reset_index()
     for name in out.columns:
         if out[name].dtype.kind == "f":
             out[name] = format_column(out[name], sig, missing)
-    return out
+    return Table(out.rename(columns=header))
 
 
 def quoted_numbers(prefix: str, values: dict[str, float], digits: int = 3) -> dict[str, float | int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 
 import matplotlib as mpl
@@ -61,8 +62,23 @@ def save_figure(fig, name: str, root: Path | None = None) -> Path:
     with mpl.rc_context({"svg.hashsalt": "lorapriv", "svg.fonttype": "path"}):
         fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
     path = folder / f"{name}.svg"
-    atomic_write_text(path, buffer.getvalue())
+    atomic_write_text(path, stable_ids(buffer.getvalue()))
     return path
+
+
+_HASHED_ID = re.compile(r"\b([pmh])[0-9a-f]{10}\b")  # matplotlib's clip-path, marker and hatch ids
+
+
+def stable_ids(svg: str) -> str:
+    """``svg`` with matplotlib's hashed element ids numbered in order of first use.  matplotlib hashes a clip box's
+    coordinates into its id, and a tight bounding box moves them by round-off that the data carry (a last-bit
+    difference in a computed value), so the same figure could get other ids on another run."""
+    names: dict[str, str] = {}
+
+    def number(match: re.Match) -> str:
+        return names.setdefault(match.group(0), f"{match.group(1)}{len(names)}")
+
+    return _HASHED_ID.sub(number, svg)
 
 
 def zscore_plot(tables: dict[str, pd.DataFrame], z_max: float = 4.0):

@@ -47,6 +47,16 @@ class ModelSpec:
         at the default that reproduces those records, so that adding them re-keyed nothing."""
         return {k: v for k, v in asdict(self).items() if not (k in _ADDED_FIELDS and v == _ADDED_FIELDS[k])}
 
+    def parameters(self) -> int:
+        """The base model's weights, counted from the architecture (input and output embeddings tied, as both
+        families' models here have them): GPT-2 with its learned positions and biases, Llama without either."""
+        d, inner, layers = self.n_embd, self.n_inner or 4 * self.n_embd, self.n_layer
+        if self.family == "llama":
+            kv = (self.n_kv_head or self.n_head) * (d // self.n_head)
+            return self.vocab_size * d + layers * (2 * d * d + 2 * d * kv + 3 * d * inner + 2 * d) + d
+        block = (d * 3 * d + 3 * d) + (d * d + d) + (d * inner + inner) + (inner * d + d) + 4 * d
+        return (self.vocab_size + self.block_size) * d + layers * block + 2 * d
+
     def max_rank(self) -> int:
         """The largest LoRA rank every adapted projection admits: min(n, m) over them (GPT-2's c_attn is
         3 n_embd x n_embd; Llama's q_proj n_embd x n_embd, its v_proj n_kv_head head widths x n_embd)."""

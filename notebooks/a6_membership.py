@@ -309,7 +309,7 @@ claims = a6.claims(
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")
-numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves))
+numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves)) | a6.model_numbers(scale)
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
 numbers |= a6.projection_numbers(projection)

@@ -127,7 +127,7 @@ dp_records = b3.load_dp_records(scale.name)
 dp_runs = b3.dp_compare_frame(dp_records)
 base_ppl = b3.base_perplexity(scale.name)  # the same validation texts, from §6's committed frontier
 print(f"base model: validation perplexity {base_ppl:.2f}")
-b3.dp_table(dp_runs)
+display_table(b3.dp_table(dp_runs))
 
 # %% [markdown]
 # Each record keeps every text's loss under the target and its reference, so two weight sets can

@@ -142,6 +142,10 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert share.measured == pytest.approx(0.30, abs=0.01) and not share.passed
     text = a6.scale_summary(ran, a6.PRETRAINED, bases)
     assert "adapter" not in text and text.endswith("base PPL 53.6")
+    note = a6.scale_note(a6.PRETRAINED, ran.assign(seeds=1))  # what it ran, from its records; sizes from its scale
+    assert "200 texts per part cut to their first 128 tokens, 2 epochs; one seed, so intervals over texts only" in note
+    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; no frontier" in note
+    assert "2 seeds; run:" in a6.scale_note(a6.LARGER, ran.assign(seeds=[2, 1]))
     numbers = a6.scale_numbers(ran, "pre", bases)
     assert numbers["a6_membership_pre_enron_full_params"] == 134_515_008
     assert numbers["a6_membership_pre_enron_base_ppl"] == 53.6
@@ -277,6 +281,10 @@ def test_the_chapter_on_tiny_results(results):
     assert all(math.isfinite(check.measured) for c in claims for check in c.checks)  # unmeasured: left out
     numbers = a6.key_numbers(summary, {"full": matched, "adapter": versus_adapter}, trends, base)
     assert numbers["a6_membership_email_full_auc"] == pytest.approx(summary.iloc[0]["auc"], abs=1e-3)
+    compared = [r for v in ("lora-r8", "lora-r16") if (r := a6._row(versus_adapter, v, "synthetic-email")) is not None]
+    assert numbers["a6_membership_vsadapter_comparisons"] == len(compared)
+    assert numbers["a6_membership_vsadapter_below"] == sum(r["diff_high"] < 0 for r in compared)
+    assert a6.model_numbers(SCALE)["a6_membership_pre_base_params"] == 134_515_008
 
     roc, signals = a6.roc_curves(records, "synthetic-email", 0, SCALE)
     assert set(roc) == {"eq. 24 (reference)", "loss", "Min-K%++", "zlib ratio", "offline LiRA"}

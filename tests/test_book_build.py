@@ -179,6 +179,17 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert html.count("verdict-qualified") == 5 and 'href="#claim-t-1"' in html
     assert 'title="claim T-1: qualified"' in html  # an inline badge names its claim
     assert "Numbers: 2 vs 2." in html
+
+    # the ledger's row: its id and verdict first, its paper and verdict as classes (the filters), numbers folded
+    def ledger_row(anchor: str) -> str:
+        before, after = html.split(f'id="{anchor}"')
+        return before.rsplit("<tr", 1)[1] + after.split("</tr>")[0]
+
+    row = ledger_row("claim-t-1")
+    assert 'class="paper-B status-qualified row-even"' in row and row.index("col-claim") < row.index("col-verdict")
+    assert "<code" in row.split("col-claim")[1].split("</td>")[0] and ">T-1<" in row
+    assert "<details><summary>numbers</summary>" in row and "2 vs 2" in row.split("<details>")[1]
+    assert "paper-A status-pending" in ledger_row("claim-t-3")
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails
     assert (out / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
@@ -231,3 +242,21 @@ def test_nbval_s_run_writes_each_notebook_s_time(tmp_path, monkeypatch):
     run = json.loads((tmp_path / "_build" / "notebook_times.json").read_text())["notebooks"]["a9_nb"]
     assert (run["seconds"], run["cells"], run["measured_by"]) == (3.2, 2, "nbval")  # calls only, rounded
     assert run["result"] == "differed from the stored ones"
+
+
+def test_the_results_table_comes_from_the_catalogue_and_the_records(tmp_path):
+    """``{results-table}``: one row per Make target of the catalogue, with its records' count and measured wall time
+    (the README's numbers, from the same records), and what it needs."""
+    from lorapriv_utils.catalogue import TARGETS
+    from lorapriv_utils.mia.records.status import format_duration, measured_seconds
+
+    conf = CONF.replace('"offline_mathjax"]', '"results_table"]')
+    (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
+    (tmp_path / "index.md").write_text("# Running\n\n```{results-table}\n```\n")
+    out, warnings = _sphinx_build(tmp_path)
+    assert "WARNING" not in warnings, warnings
+    rows = (out / "index.html").read_text().split("<tbody>")[1].split("</tr>")[:-1]
+    assert len(rows) == len(TARGETS)
+    b3 = next(r for r in rows if ">results-b3<" in r)
+    assert format_duration(measured_seconds("results-b3")) in b3 and "nothing more" in b3
+    assert "DATA_DIR=../shared/data" in next(r for r in rows if ">results-a6-pretrained<" in r)

@@ -43,6 +43,24 @@ PROBLEMS = {
     "dict": ("<article><div class='cell_output'><pre>{'rank': 2}</pre></div></article>", "raw Python dict"),
     "launch": ("<article><div class='cell_output'><pre>1</pre></div></article>", "no Binder launch link"),
     "wide": ("<article><div style='width: 1200px'>too wide</div></article>", "wider than a phone screen"),
+    "index": (
+        "<article><div class='cell_output'><table><thead><tr><th></th><th>auc</th></tr></thead><tbody>"
+        "<tr><th>0</th><td>0.5</td></tr><tr><th>1</th><td>0.6</td></tr></tbody></table></div></article>",
+        "1 notebook tables show a 0..N row index",
+    ),
+    "badge": (
+        "<article><p>It <span class='lorapriv-verdict verdict-holds'>holds</span>, and "
+        "<a href='#top' title='claim A-1: holds'><span class='lorapriv-verdict verdict-holds'>holds</span></a>.</p>"
+        "<p class='lorapriv-tally'><span class='lorapriv-verdict verdict-fails'>fails</span></p></article>",
+        "1 verdict badges name no claim: holds",
+    ),
+    # a seven-column ledger in a scrolling box: its verdict column starts beyond a phone's screen
+    "ledger": (
+        "<article><table class='lorapriv-ledger' style='display: block; overflow-x: auto'><tbody><tr id='claim-x'>"
+        "<td style='min-width: 300px'>paper</td><td style='min-width: 300px'>claim</td>"
+        "<td class='col-claim'>X-1</td><td class='col-verdict'>holds</td></tr></tbody></table></article>",
+        "1 claims-ledger rows whose claim or verdict cannot be read at 390 px: claim-x",
+    ),
 }
 SCROLLING_TABLE = (
     "<article><div style='overflow-x: auto; max-width: 100%'><table style='width: 1200px'><tr><td>x</td></tr>"
@@ -65,6 +83,20 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
     for name, (_, expected) in PROBLEMS.items():
         assert any(expected in m for m in by_page.get(name, [])), (name, by_page.get(name))
     assert set(by_page) <= set(PROBLEMS), by_page  # index, other and scrolling pass
+
+
+def test_the_landing_page_must_answer_on_a_phone_s_first_screen():
+    fine = {"box": 500.0, "tally": 600.0, "words": 80}
+    assert check_html.landing_problems(fine, 844) == []
+    assert check_html.landing_problems({**fine, "tally": 1312.0}, 844) == [
+        "the tally of verdicts does not end on the first phone screen (at 1312.0 px of 844)"
+    ]
+    long = check_html.landing_problems({**fine, "box": 1145.0, "words": 270}, 844)
+    assert long == [
+        "the answer box does not end on the first phone screen (at 1145.0 px of 844)",
+        "the answer box has 270 words, over 90",
+    ]
+    assert "tally of verdicts" in check_html.landing_problems({**fine, "tally": None}, 844)[0]
 
 
 def test_command_line_exit_status(tmp_path):

@@ -26,6 +26,7 @@ def test_each_family_names_its_adapted_projections(name):
     assert family.adapted_shapes(base) == expected
     assert finetune.max_rank(base) == SPECS[name].max_rank() == min(min(s) for s in expected)
     assert family.context(base) == SPECS[name].block_size and family.layer_count(base) == 1
+    assert SPECS[name].parameters() == sum(p.numel() for p in base.parameters())  # the count the book states
     peft_model, _, _ = finetune.prepare(copy.deepcopy(base), "lora", 2)
     assert families.family_of(peft_model) is family  # through PEFT's wrapper
     assert len(finetune.lora_layers(peft_model)) == len(expected)

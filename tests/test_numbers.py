@@ -54,10 +54,23 @@ def test_display_table_formats_floats_only():
     import pandas as pd
 
     frame = pd.DataFrame({"r": [1, 64], "tv": [0.2376, 0.00546], "ok": [True, False]})
-    shown = numbers.display_table(frame, sig=3)
+    shown = numbers.display_table(frame, sig=3).frame
     assert list(shown["r"]) == [1, 64] and list(shown["ok"]) == [True, False]
-    assert list(shown["tv"]) == ["0.23760", "0.00546"]
+    assert list(shown["TV"]) == ["0.23760", "0.00546"]
     assert frame["tv"].dtype.kind == "f"  # the input is left alone
+
+
+def test_a_displayed_table_has_no_row_index_and_readable_headers():
+    import pandas as pd
+
+    table = numbers.display_table(pd.DataFrame({"lira_auc": [0.5, 0.75], "ppl": [10.0, 20.0], "method": ["a", "b"]}))
+    html = table._repr_html_()
+    assert "<th>lira AUC</th>" in html and "<th>PPL</th>" in html and "<th>method</th>" in html
+    assert "<tbody>\n    <tr>\n      <td>" in html  # every row starts with a data cell: no index header cell
+    assert repr(table).splitlines()[0].split() == ["lira", "AUC", "PPL", "method"]
+    indexed = numbers.display_table(pd.DataFrame({"x": [1.0]}, index=pd.Index(["row"], name="case")))
+    assert list(indexed.frame.columns) == ["case", "x"]  # a meaningful index is kept, as a column
+    assert numbers.header("ratio_to_8r") == "ratio to 8r" and numbers.header("m") == "m"
 
 
 def test_quoted_numbers_keep_whole_numbers_and_round_the_rest():

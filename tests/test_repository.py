@@ -121,3 +121,16 @@ def test_the_artefacts_check_fails_on_an_edited_or_new_ledger_or_figure_file(tmp
     (tmp_path / "book" / "figures" / "new.svg").write_text("<svg/>\n")  # a figure nobody committed
     new = run("make", "-s", "artefacts-check")
     assert new.returncode != 0 and "not committed: book/figures/new.svg" in new.stderr
+
+
+def test_the_repository_address_is_one_setting():
+    """_config.yml's repository.url is the address; the places that cannot read it (a BibTeX block, CITATION.cff)
+    repeat it exactly, and no page types another."""
+    config = yaml.safe_load((REPO / "_config.yml").read_text(encoding="utf-8"))
+    url = config["repository"]["url"]
+    assert "path_to_book" not in config["repository"]  # launch links without /./
+    assert f"url = {{{url}}}" in (REPO / "book" / "how_to_cite.md").read_text(encoding="utf-8")
+    assert f'repository-code: "{url}"' in (REPO / "CITATION.cff").read_text(encoding="utf-8")
+    pages = [p for p in (REPO / "book").rglob("*.md") if url in p.read_text(encoding="utf-8")]
+    assert [p.name for p in pages] == ["how_to_cite.md"]  # its BibTeX block only; prose uses {{ repository }}
+    assert (REPO / "book" / "how_to_cite.md").read_text(encoding="utf-8").count(url) == 1

@@ -70,3 +70,10 @@ def test_part_caps_cap_long_text_corpora_only():
     assert scale.SCALES["paper"].engine.texts_per_part("pubmed") is None  # the paper scale keeps every text
     with pytest.raises(ValueError, match="part_caps"):
         scale.EngineScale(model=scale.ModelSpec(), dense=large.dense, lora=large.lora, part_caps=(("enron", 0),))
+
+
+def test_the_base_models_sizes_are_the_architectures():
+    """The counts the book states: the default scale's toy GPT-2 and the pretrained SmolLM2-135M (its GGUF's
+    134,515,008 weights; tests/test_families.py holds the formula against torch on tiny models of both families)."""
+    assert scale.SCALES["cpu-small"].engine.model.parameters() == 235_264
+    assert scale.SCALES["cpu-pretrained"].engine.model.parameters() == 134_515_008

@@ -3,8 +3,11 @@ see broken: JavaScript errors, math that MathJax did not render (or rendered as 
 images that did not load, failed requests (including any to another host: the book must
 work offline), internal links to a missing page or anchor, Markdown table syntax shown as
 text, a raw Python dict printed as a result, missing or malformed Binder and Colab links on
-notebook pages, and content wider than a phone's screen (the page itself must never scroll
-sideways: wide equations and tables scroll in their own box).
+notebook pages, content wider than a phone's screen (the page itself must never scroll
+sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
+id or verdict is off a phone's screen, verdict badges that name no claim, and notebook tables that
+show pandas' 0..N row index; on the landing page, an answer box or tally of verdicts that does not end on
+a phone's first screen, or an answer box of more than ANSWER_WORDS words.
 
 Usage: python tools/check_html.py _build/html [--chromium /usr/bin/chromium] [--screenshots DIR]
 Exit status 0 when every page is clean, 1 otherwise (each problem is printed).
@@ -89,6 +92,77 @@ OVERFLOW_PROBE = """
     .slice(0, 3).map(label);
 }
 """
+
+
+# Runs in the page at phone width: the claims ledger's rows whose claim id or verdict a reader cannot see on the
+# screen (a cell missing, empty, or off the screen's left or right edge; a scrolling box does not help).
+LEDGER_PROBE = """
+() => {
+  const width = document.documentElement.clientWidth;
+  const unreadable = el => {
+    if (!el) { return true; }
+    const r = el.getBoundingClientRect();
+    return r.width === 0 || r.left < 0 || r.right > width + 1;
+  };
+  return Array.from(document.querySelectorAll('table.lorapriv-ledger tbody tr'))
+    .filter(tr => !tr.hidden)
+    .filter(tr => unreadable(tr.querySelector('td.col-claim')) || unreadable(tr.querySelector('td.col-verdict')))
+    .map(tr => tr.id || tr.textContent.trim().slice(0, 30));
+}
+"""
+
+
+# Runs in the page: how many notebook tables print pandas' 0..N row index as their first column.
+INDEX_PROBE = """
+() => Array.from(document.querySelectorAll('.cell_output table')).filter(table => {
+  const rows = Array.from(table.querySelectorAll('tbody tr'));
+  return rows.length > 0 && rows.every((tr, k) => {
+    const first = tr.firstElementChild;
+    return first && first.tagName === 'TH' && first.textContent.trim() === String(k);
+  });
+}).length
+"""
+
+
+# Runs in the page: verdict badges that name no claim (neither a link whose tooltip names it, nor a ledger row with
+# its claim id, nor the tally's legend of statuses).
+BADGE_PROBE = """
+() => Array.from(document.querySelectorAll('.lorapriv-verdict')).filter(badge => {
+  const link = badge.closest('a[title]');
+  if (link && /^claim \\S+/.test(link.getAttribute('title'))) { return false; }
+  const row = badge.closest('tr');
+  if (row && row.querySelector('td.col-claim')) { return false; }
+  return !badge.closest('.lorapriv-tally');
+}).map(badge => badge.textContent.trim())
+"""
+
+
+# Runs on the landing page at phone width: where its answer box and tally end, and the box's words (its title
+# left out).  The first screen must hold both, and the box stays short.
+ANSWER_WORDS = 90
+LANDING_PROBE = """
+() => {
+  const box = document.querySelector('.admonition.takeaway');
+  const tally = document.querySelector('.lorapriv-tally');
+  const title = box && box.querySelector('.admonition-title');
+  const count = el => el ? el.innerText.split(/\\s+/).filter(Boolean).length : 0;
+  return {box: box ? box.getBoundingClientRect().bottom + window.scrollY : null,
+          tally: tally ? tally.getBoundingClientRect().bottom + window.scrollY : null,
+          words: count(box) - count(title)};
+}
+"""
+
+
+def landing_problems(probe: dict, height: int) -> list[str]:
+    """What keeps the landing page's first phone screen from answering: its answer box or tally below it, or an
+    answer box too long to read there."""
+    problems = []
+    for part, name in (("box", "answer box"), ("tally", "tally of verdicts")):
+        if probe[part] is None or probe[part] > height:
+            problems.append(f"the {name} does not end on the first phone screen (at {probe[part]} px of {height})")
+    if probe["words"] > ANSWER_WORDS:
+        problems.append(f"the answer box has {probe['words']} words, over {ANSWER_WORDS}")
+    return problems
 
 
 def launch_problems(links: list[str]) -> list[str]:
@@ -209,10 +283,25 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 )
                 page.goto(url, wait_until="load")
                 probe = _probe(page)
+                anonymous = page.evaluate(BADGE_PROBE)
+                if anonymous:
+                    found.append(f"{len(anonymous)} verdict badges name no claim: {', '.join(anonymous[:3])}")
+                indexed = page.evaluate(INDEX_PROBE)
+                if indexed:
+                    found.append(f"{indexed} notebook tables show a 0..N row index (display them with display_table)")
                 page.set_viewport_size(PHONE)
                 page.wait_for_timeout(100)
                 overflow = page.evaluate(OVERFLOW_PROBE)
+                if rel == SCREENSHOT_PAGES["landing"]:
+                    page.evaluate("window.scrollTo(0, 0)")
+                    found += landing_problems(page.evaluate(LANDING_PROBE), PHONE["height"])
+                unreadable = page.evaluate(LEDGER_PROBE)
                 page.close()
+                if unreadable:
+                    found.append(
+                        f"{len(unreadable)} claims-ledger rows whose claim or verdict cannot be read at "
+                        f"{PHONE['width']} px: {', '.join(unreadable[:3])}"
+                    )
                 if overflow is not None:
                     found.append(f"wider than a phone screen ({PHONE['width']} px): {'; '.join(overflow) or 'page'}")
                 found += [f"Markdown table syntax shown as text: {t!r}" for t in probe["markdown"]]

@@ -42,16 +42,18 @@ DATASETS = {
 PAPER_SOURCES = {"PTB": ("ptb",), "Enron": ("enron", "synthetic-email"), "PubMed": ("pubmed",)}
 LARGER = "cpu-large"  # the larger CPU scale: Table 1's grid on the three real corpora, one seed
 PRETRAINED = "cpu-pretrained"  # a real pretrained language model (SmolLM2-135M-Instruct), one seed so far
-# what the caveats each scale adds stand for, in the notes of the claims they join
-SCALE_NOTES = {
-    LARGER: "the larger CPU scale (a 4-layer GPT-2 of width 128 on Penn Treebank and the real Enron and PubMed "
-    "samples, one seed; no frontier there, so neither the matched-perplexity comparisons nor the share of the base "
-    "model's perplexity recovered)",
+# what the caveats each scale adds stand for, in the notes of the claims they join (scale_note fills in the sizes)
+SCALE_MODELS = {
+    LARGER: "the larger CPU scale (a {n_layer}-layer GPT-2 of width {n_embd} trained on Penn Treebank, fine-tuned on "
+    "Penn Treebank and the real Enron and PubMed samples",
     PRETRAINED: "the pretrained scale (SmolLM2-135M-Instruct: a pretrained Llama-architecture model of GPT-2's size "
     "class but not GPT-2, with its own tokenizer, the instruct variant, its 4-bit weights dequantised; the real Enron "
-    "and PubMed samples, 200 texts per part cut to their first 128 tokens, 2 epochs, one seed, so intervals over "
-    "texts only; so far full fine-tuning, adapter fine-tuning and LoRA r=8 on both corpora, so no rank "
-    "comparisons and no frontier)",
+    "and PubMed samples, {texts} texts per part cut to their first {block} tokens, {epochs} epochs",
+}
+SCALE_LIMITS = {
+    LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
+    "perplexity recovered",
+    PRETRAINED: "no frontier there, so no comparisons at matched perplexity",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
 COSTS = {
@@ -748,6 +750,28 @@ def scale_checks(
     return out
 
 
+def scale_note(scale_name: str, summary: pd.DataFrame) -> str:
+    """What another scale's caveats stand for: its model and data (sizes from its scale record), its seeds and the
+    methods it ran on each corpus (from its records), and what it lacks."""
+    from ..scale import get_scale
+
+    engine = get_scale(scale_name).engine
+    head = SCALE_MODELS[scale_name].format(
+        n_layer=engine.model.n_layer,
+        n_embd=engine.model.n_embd,
+        texts=engine.max_texts_per_part,
+        block=engine.model.block_size,
+        epochs="/".join(dict.fromkeys(str(e) for e in (engine.dense.epochs, engine.lora.epochs))),
+    )
+    seeds = int(summary["seeds"].max())
+    ran = "; ".join(
+        f"{DATASETS.get(d, d)}: " + ", ".join(label(v) for v in summary.loc[summary["dataset"] == d, "variant"])
+        for d in dict.fromkeys(summary["dataset"])
+    )
+    seeds_text = "one seed, so intervals over texts only" if seeds == 1 else f"{seeds} seeds"
+    return f"{head}; {seeds_text}; run: {ran}; {SCALE_LIMITS[scale_name]})"
+
+
 def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dict[str, float] | None = None) -> str:
     """One sentence of another scale's numbers, for the summaries of the claims it adds caveats to."""
     parts = []
@@ -1000,9 +1024,8 @@ def claims(
             if extra.get(claim.claim_id):
                 claim.checks += extra[claim.claim_id]
                 claim.summary += f". At {sentence}"
-                claim.note += (
-                    f" Caveats named {name}: the same comparisons under Table 1's protocol at {SCALE_NOTES[name]}."
-                )
+                note = scale_note(name, other)
+                claim.note += f" Caveats named {name}: the same comparisons under Table 1's protocol at {note}."
     return out
 
 
@@ -1067,6 +1090,15 @@ def projection_numbers(table: pd.DataFrame) -> dict[str, float]:
     return quoted_numbers(KEY, numbers)
 
 
+def model_numbers(scale: Scale) -> dict[str, int]:
+    """The base models' sizes the book states (glued by the notebook): ``base_params`` at ``scale``, and the larger
+    CPU scale's and the pretrained scale's (``large_base_params``, ``pre_base_params``), from their architectures."""
+    from ..scale import get_scale
+
+    sizes = {"base_params": scale, "large_base_params": get_scale(LARGER), "pre_base_params": get_scale(PRETRAINED)}
+    return quoted_numbers(KEY, {name: s.engine.model.parameters() for name, s in sizes.items()})
+
+
 def key_numbers(
     summary: pd.DataFrame, matched: dict[str, pd.DataFrame], trends: pd.DataFrame, base_ppl: dict[str, float]
 ) -> dict[str, float]:
@@ -1099,6 +1131,11 @@ def key_numbers(
         if len(rows):
             numbers[f"{short}_rho_rank_auc"] = rows["rho_rank_auc"].iloc[0]
             numbers[f"{short}_rho_rank_ppl"] = rows["rho_rank_ppl"].iloc[0]
+    for baseline, table in matched.items():  # LoRA r = 8 and 16 at matched perplexity, on every dataset
+        rows = [_row(table, v, d) for d in dict.fromkeys(summary["dataset"]) for v in ("lora-r8", "lora-r16")]
+        rows = [r for r in rows if r is not None]
+        numbers[f"vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in rows)  # resolved below it
+        numbers[f"vs{baseline}_comparisons"] = len(rows)
     # perplexities with four significant digits: on Penn Treebank the methods differ in the fourth
     perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
     others = {k: v for k, v in numbers.items() if k not in perplexities}
@@ -1128,6 +1165,7 @@ __all__ = [
     "projection_numbers",
     "projection_table",
     "matched_frame",
+    "model_numbers",
     "points_frame",
     "rank_frame",
     "rank_matched",
