@@ -54,6 +54,12 @@ PROBLEMS = {
         "<p class='lorapriv-tally'><span class='lorapriv-verdict verdict-fails'>fails</span></p></article>",
         "1 verdict badges name no claim: holds",
     ),
+    "answer": (
+        "<article><div class='admonition takeaway'><p class='admonition-title'>In short</p><p>"
+        + "word " * 91
+        + "</p></div></article>",
+        "the answer box has 91 words, over 90",
+    ),
     # a seven-column ledger in a scrolling box: its verdict column starts beyond a phone's screen
     "ledger": (
         "<article><table class='lorapriv-ledger' style='display: block; overflow-x: auto'><tbody><tr id='claim-x'>"
@@ -85,18 +91,20 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
     assert set(by_page) <= set(PROBLEMS), by_page  # index, other and scrolling pass
 
 
-def test_the_landing_page_must_answer_on_a_phone_s_first_screen():
+def test_answer_boxes_stay_short_and_the_landing_page_answers_on_a_phone_s_first_screen():
     fine = {"box": 500.0, "tally": 600.0, "words": 80}
-    assert check_html.landing_problems(fine, 844) == []
-    assert check_html.landing_problems({**fine, "tally": 1312.0}, 844) == [
+    assert check_html.answer_problems(fine, 844, landing=True) == []
+    assert check_html.answer_problems({**fine, "tally": 1312.0}, 844, landing=True) == [
         "the tally of verdicts does not end on the first phone screen (at 1312.0 px of 844)"
     ]
-    long = check_html.landing_problems({**fine, "box": 1145.0, "words": 270}, 844)
+    long = check_html.answer_problems({**fine, "box": 1145.0, "words": 270}, 844, landing=True)
     assert long == [
         "the answer box does not end on the first phone screen (at 1145.0 px of 844)",
         "the answer box has 270 words, over 90",
     ]
-    assert "tally of verdicts" in check_html.landing_problems({**fine, "tally": None}, 844)[0]
+    assert "tally of verdicts" in check_html.answer_problems({**fine, "tally": None}, 844, landing=True)[0]
+    chapter = {"box": 2369.0, "tally": None, "words": 91}  # a chapter: only its length counts
+    assert check_html.answer_problems(chapter, 844, landing=False) == ["the answer box has 91 words, over 90"]
 
 
 def test_command_line_exit_status(tmp_path):

@@ -6,8 +6,8 @@ text, a raw Python dict printed as a result, missing or malformed Binder and Col
 notebook pages, content wider than a phone's screen (the page itself must never scroll
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
 id or verdict is off a phone's screen, verdict badges that name no claim, and notebook tables that
-show pandas' 0..N row index; on the landing page, an answer box or tally of verdicts that does not end on
-a phone's first screen, or an answer box of more than ANSWER_WORDS words.
+show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words, and, on the landing page, an
+answer box or tally of verdicts that does not end on a phone's first screen.
 
 Usage: python tools/check_html.py _build/html [--chromium /usr/bin/chromium] [--screenshots DIR]
 Exit status 0 when every page is clean, 1 otherwise (each problem is printed).
@@ -137,10 +137,11 @@ BADGE_PROBE = """
 """
 
 
-# Runs on the landing page at phone width: where its answer box and tally end, and the box's words (its title
-# left out).  The first screen must hold both, and the box stays short.
+# Runs in the page at phone width: where its answer box (the takeaway that opens a page) and the tally of
+# verdicts end, and the box's words (its title left out).  Every answer box stays short; on the landing page the
+# first screen holds both.
 ANSWER_WORDS = 90
-LANDING_PROBE = """
+ANSWER_PROBE = """
 () => {
   const box = document.querySelector('.admonition.takeaway');
   const tally = document.querySelector('.lorapriv-tally');
@@ -153,11 +154,11 @@ LANDING_PROBE = """
 """
 
 
-def landing_problems(probe: dict, height: int) -> list[str]:
-    """What keeps the landing page's first phone screen from answering: its answer box or tally below it, or an
-    answer box too long to read there."""
+def answer_problems(probe: dict, height: int, landing: bool) -> list[str]:
+    """What keeps a page's answer short, and (``landing``) the landing page's first phone screen from answering:
+    its answer box or tally ending below it."""
     problems = []
-    for part, name in (("box", "answer box"), ("tally", "tally of verdicts")):
+    for part, name in (("box", "answer box"), ("tally", "tally of verdicts")) if landing else ():
         if probe[part] is None or probe[part] > height:
             problems.append(f"the {name} does not end on the first phone screen (at {probe[part]} px of {height})")
     if probe["words"] > ANSWER_WORDS:
@@ -292,9 +293,9 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 page.set_viewport_size(PHONE)
                 page.wait_for_timeout(100)
                 overflow = page.evaluate(OVERFLOW_PROBE)
-                if rel == SCREENSHOT_PAGES["landing"]:
-                    page.evaluate("window.scrollTo(0, 0)")
-                    found += landing_problems(page.evaluate(LANDING_PROBE), PHONE["height"])
+                page.evaluate("window.scrollTo(0, 0)")
+                landing = rel == SCREENSHOT_PAGES["landing"]
+                found += answer_problems(page.evaluate(ANSWER_PROBE), PHONE["height"], landing)
                 unreadable = page.evaluate(LEDGER_PROBE)
                 page.close()
                 if unreadable:
