@@ -47,6 +47,42 @@ def _tex_number(x: float) -> str:
     return f"10^{{{round(k)}}}" if math.isfinite(k) and abs(k - round(k)) < 1e-12 else f"{x:g}"
 
 
+# One colour per method across the book (Okabe and Ito's colour-blind-safe palette); LoRA's ranks in one blue hue,
+# lighter for smaller ranks, so that no two methods share a near-identical colour.
+METHOD_COLOURS = {
+    "full": "#D55E00",
+    "frozenemb": "#999999",
+    "adapter": "#E69F00",
+    "flora": "#009E73",
+    "lorafa": "#009E73",
+    "lorafixed": "#000000",
+    "dpsgd": "#CC79A7",
+    "rowscale": "#56B4E9",
+}
+LORA_BLUES = {1: "#9ECAE1", 2: "#6BAED6", 4: "#4292C6", 8: "#2171B5", 16: "#08519C", 32: "#08306B", 64: "#041A3C"}
+
+
+def method_colour(variant: str) -> str:
+    """The book's colour of a method's variant name (``full``, ``lora-r8``, ``dpsgd-r8-z1``...)."""
+    method, *rest = variant.split("-")
+    if method == "lora":
+        return LORA_BLUES.get(int(rest[0][1:]), "#2171B5") if rest else "#2171B5"
+    if method not in METHOD_COLOURS:
+        raise KeyError(f"no colour for method {method!r}; add it to plots.METHOD_COLOURS")
+    return METHOD_COLOURS[method]
+
+
+def _log_ticks(axis, low: float, high: float) -> None:
+    """Readable ticks on a log axis: a few plain numbers within a narrow range (less than a factor of 10, where
+    matplotlib's labels of the minor ticks overlap), powers of ten written out otherwise."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    axis.set_major_locator(MaxNLocator(4) if high / low < 10 else LogLocator(base=10))
+    axis.set_major_formatter(plain)
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _legend_outside(ax, **kw) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, **kw)
 
@@ -322,17 +358,22 @@ def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
 
 
 def frontier_plot(
-    points: pd.DataFrame, fronts: pd.DataFrame, variants: list[str], labels: dict[str, str], column: str = "auc"
+    points: pd.DataFrame,
+    fronts: pd.DataFrame,
+    variants: list[str],
+    labels: dict[str, str],
+    column: str = "auc",
+    titles: dict[str, str] | None = None,
 ):
     """Paper A §6: attack AUC (``column="auc"``) or TPR at 1% FPR (``"tpr1"``) against validation perplexity, one
-    panel per dataset; every checkpoint faint, each variant's front (its most private checkpoint at least as useful
-    as each perplexity) as a step."""
+    panel per dataset (titled by ``titles``); every checkpoint faint, each variant's front (its most private
+    checkpoint at least as useful as each perplexity) as a step, in the method's colour (:func:`method_colour`)."""
     ylabels = {"auc": "AUC, eq. 24's attack", "tpr1": "TPR at 1% FPR, eq. 24's attack"}
     chance = {"auc": 0.5, "tpr1": 0.01}
     style()
     datasets = list(dict.fromkeys(points["dataset"]))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 3.8), squeeze=False)
-    colors = dict(zip(variants, sns.color_palette("colorblind", len(variants)), strict=True))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 4.2), squeeze=False)
+    colors = {name: method_colour(name) for name in variants}
     for ax, dataset in zip(axes[0], datasets, strict=True):
         for name in variants:
             mine = points[(points["dataset"] == dataset) & (points["variant"] == name) & (points["epoch"] > 0)]
@@ -343,12 +384,15 @@ def frontier_plot(
         base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
         ax.scatter([base["ppl"]], [base[column]], marker="*", s=140, color="0.2", zorder=5, label="base model")
         shown_min = points[(points["dataset"] == dataset) & points["variant"].isin(variants)]["ppl"].min()
-        ax.set_xlim(shown_min / 1.02, base["ppl"] * 1.02)  # checkpoints worse than the base lie off the right edge
+        low, high = shown_min / 1.02, base["ppl"] * 1.02
+        ax.set_xlim(low, high)  # checkpoints worse than the base lie off the right edge
         ax.axhline(chance[column], color="0.5", lw=0.8, ls=":")
-        ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel=ylabels[column], title=dataset)
+        title = (titles or {}).get(dataset, dataset)
+        ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel=ylabels[column], title=title)
+        _log_ticks(ax.xaxis, low, high)
     handles, names = axes[0, -1].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=min(5, len(names)), frameon=False, fontsize=10)
     return fig
 
 

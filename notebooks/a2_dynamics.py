@@ -16,6 +16,14 @@
 # %% [markdown]
 # # §2 checked: LoRA dynamics on exact problems
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# With $A$ frozen, LoRA's update is an exact random projection of every gradient {verdict}`A-2.eq10`.
+# Training $A$ too moves it by about $(\eta L)^k$, $k$ = {glue:text}`a2_dynamics_drift_exponent:g` {verdict}`A-2.eq9`, and the bound
+# paper A quotes fails: $\|f_A\|_2$ reaches {glue:text}`a2_dynamics_fa_worst:g` against a bound of {glue:text}`a2_dynamics_fa_worst_bound:g`
+# {verdict}`A-2.1-bound`.
+# ```
+#
 # This page trains three small problems with exact gradients (least squares, softmax
 # regression, the first layer of a two-layer ReLU network; $n = 8$, $m = 32$, rank 4) with
 # plain SGD under four update rules that share their mini-batches and their initial $A$, and
@@ -25,7 +33,7 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=a2_dynamics` re-executes this page in place at the default scale
-# (`cpu-small`, well under a minute on a 2-core laptop); prefix `LORAPRIV_SCALE=cpu-large` for
+# (`cpu-small`; its measured time is on the {doc}`execution-statistics page <../book/execution>`); prefix `LORAPRIV_SCALE=cpu-large` for
 # longer runs and more learning rates.
 # ```
 

@@ -16,6 +16,14 @@
 # %% [markdown]
 # # §3 checked: the noise that LoRA injects
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# The noise of eq. 11 has Lemma 3.1's mean and variance {verdict}`A-3.1-moments`, but it is not Gaussian
+# as $m$ grows: at $m$ = {glue:text}`a3_noise_m_max:g` its excess kurtosis is still {glue:text}`a3_noise_kurtosis_r_min:g` at rank
+# {glue:text}`a3_noise_r_min:g` {verdict}`A-3.1-normal`. It is correlated and has low rank, unlike DP-SGD's
+# {verdict}`A-3.structure`.
+# ```
+#
 # This page samples the noise of eq. 11 and tests Lemma 3.1 and the comparison with DP-SGD's
 # noise. The streaming sampler of `lorapriv_utils.theory.noise` costs $O(nmr)$ per draw and
 # never forms the $m\times m$ matrix; for one element, an exact $O(1)$ sampler follows from
@@ -24,7 +32,7 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=a3_noise` re-executes this page in place at the default scale
-# (`cpu-small`, under a minute on a 2-core laptop); `LORAPRIV_SCALE=cpu-large` multiplies the
+# (`cpu-small`; its measured time is on the {doc}`execution-statistics page <../book/execution>`); `LORAPRIV_SCALE=cpu-large` multiplies the
 # draws by 20.
 # ```
 

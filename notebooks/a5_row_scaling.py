@@ -16,6 +16,14 @@
 # %% [markdown]
 # # §5 checked: Johnson-Lindenstrauss, row scaling and the noise multiplier
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# §5.1's multiplier, {glue:text}`a5_row_scaling_z_formula:g` at rank {glue:text}`a5_row_scaling_r:g`, certifies nothing: $\varepsilon = 8$ needs
+# {glue:text}`a5_row_scaling_z_needed_eps8:g` {verdict}`A-5.1-z`. A canary audit cannot tell row-scaled LoRA
+# ($\varepsilon \ge$ {glue:text}`a5_row_scaling_audit_eps_rowscale:.2f`) from DP-SGD at that multiplier, and catches full
+# fine-tuning ($\varepsilon \ge$ {glue:text}`a5_row_scaling_audit_eps_full:.2f`) {verdict}`A-5.1-equivalence`.
+# ```
+#
 # This page tests the steps by which paper A goes from LoRA's random projection to a DP-SGD
 # noise multiplier: Theorem 5.1 at the rank $r = \Delta^{-2}\log(2/p)$, its use for one
 # gradient row (eq. 22) and for a whole batch (eq. 23), the multiplier of §5.1 on batches of
@@ -25,7 +33,7 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=a5_row_scaling` re-executes this page in place at the default scale
-# (`cpu-small`, under a minute on a 2-core laptop).
+# (`cpu-small`; its measured time is on the {doc}`execution-statistics page <../book/execution>`).
 # ```
 
 # %% tags=["hide-input"]

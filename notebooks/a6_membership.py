@@ -16,6 +16,15 @@
 # %% [markdown]
 # # §6 checked: Table 1 at the CPU scale, and LoRA at matched utility
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2, eq. 24's AUC is {glue:text}`a6_membership_ptb_full_auc:.3f`
+# for full fine-tuning against {glue:text}`a6_membership_ptb_lorar8_auc:.3f` for LoRA r = 8 on Penn Treebank. At equal
+# perplexity LoRA is less exposed than adapter fine-tuning in {glue:text}`a6_membership_vsadapter_below:g` of
+# {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons {verdict}`A-6.attribution`. The tables below add the larger
+# and the pretrained scales.
+# ```
+#
 # This page loads the membership-inference results that the engine's command line wrote
 # (committed under `results/published/cpu-small/`, each record checked against its checksum),
 # lays Table 1 of paper A beside ours, and then asks the question Table 1 cannot answer: at
@@ -24,8 +33,8 @@
 #
 # ```{admonition} Run it yourself
 # :class: tip
-# `make notebook NB=a6_membership` re-executes this page in place (well under a minute: it
-# reads results, it does not train). The results themselves took
+# `make notebook NB=a6_membership` re-executes this page in place (it reads results and
+# trains nothing; its measured time is on the {doc}`execution-statistics page <../book/execution>`). The results themselves took
 # {glue:text}`a6_membership_results_hours` hours of one core's wall time, summed over their
 # records: the grid (three seeds), the frontier (one seed, with lower learning rates for the
 # dense methods and LoRA r = 8 and 16) and offline LiRA's reference models. `make results-a6`
@@ -178,8 +187,8 @@ hist_fig = plots.score_distributions_plot(signals, labels)
 
 # %% mystnb={"figure": {"caption": "Attack AUC (eq. 24) against validation perplexity for every checkpoint (dots) and each method's front (lines), on all texts; the comparisons below are cross-fitted. The star is the base model.", "name": "fig-a6-frontier"}, "image": {"alt": "Two panels, Penn Treebank and synthetic e-mails, of attack AUC against log perplexity with one front per method and the base model marked by a star."}}
 fronts = a6.front_frame(points)
-shown = ["full", "adapter", "lora-r1", "lora-r8", "lora-r64", "flora-r8", "dpsgd-r8-z1"]
-frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v in shown})
+shown = ["full", "adapter", "lora-r1", "lora-r8", "lora-r16", "lora-r64", "flora-r8", "dpsgd-r8-z1"]
+frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v in shown}, titles=a6.DATASETS)
 
 # %% [markdown]
 # ## Methods at matched perplexity
@@ -216,7 +225,9 @@ display_table(a6.matched_display(matched_adapter, "adapter"))
 
 # %% mystnb={"figure": {"caption": "TPR at 1% FPR of eq. 24's attack against validation perplexity for every checkpoint (dots) and each method's front by this metric (lines), on all texts; the dotted line is chance (0.01) and the star the base model.", "name": "fig-a6-frontier-tpr"}, "image": {"alt": "Two panels, Penn Treebank and synthetic e-mails, of the true-positive rate at one percent false positives against log perplexity, one front per method, the base model marked by a star."}}
 tpr_fronts = a6.front_frame(points, "tpr1")
-tpr_fig = plots.frontier_plot(points, tpr_fronts, shown, {v: a6.label(v) for v in shown}, column="tpr1")
+tpr_fig = plots.frontier_plot(
+    points, tpr_fronts, shown, {v: a6.label(v) for v in shown}, column="tpr1", titles=a6.DATASETS
+)
 
 # %%
 matched_tpr = a6.matched_frame(curves, scale, metric="tpr@0.01")

@@ -16,6 +16,13 @@
 # %% [markdown]
 # # §7 checked: paper A's conclusions, judged by its own sections
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# Paper A's two concluding claims, judged by the checks of the claims they summarise: "LoRA
+# approximates DP-SGD" {verdict}`A-7.approximates`, "informal privacy, only slightly affecting utility"
+# {verdict}`A-7.informal-privacy`.
+# ```
+#
 # Paper A closes with two claims that restate its sections 3 to 6 in broader words. Nothing new
 # is measured for them: this page reads each one as a conjunction of earlier claims and carries
 # over their checks, unchanged, from the claims ledger. A part that the claim needs to be true
@@ -26,9 +33,9 @@
 #
 # ```{admonition} Run it yourself
 # :class: tip
-# `make notebook NB=a7_conclusions` re-executes this page in place (seconds: it reads the
-# ledger). Execute the other chapters first when their numbers change; `make book` runs them
-# in order.
+# `make notebook NB=a7_conclusions` re-executes this page in place (it reads the
+# ledger; its measured time is on the {doc}`execution-statistics page <../book/execution>`). Execute the other chapters first when their numbers change; `make
+# notebooks` runs them all, this one last.
 # ```
 
 # %% tags=["hide-input"]

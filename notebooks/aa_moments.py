@@ -16,6 +16,13 @@
 # %% [markdown]
 # # Appendix A, checked
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# The moment facts the proofs borrow hold {verdict}`A-A.1` {verdict}`A-B.VG`, and $E|V|^3$ =
+# {glue:text}`aa_moments_ev3_exact:g` {verdict}`A-4.2-EV3`. Eq. 44's $8r$ is only a lower bound of $E|X - r|^3$, too small
+# by a factor of {glue:text}`aa_moments_eq44_ratio_last:g` at $r$ = {glue:text}`aa_moments_eq44_r_last:g` {verdict}`A-4.2-eq44`.
+# ```
+#
 # This page checks the moment facts of paper A's Appendix A, and those that its Appendix B
 # borrows, derived in {doc}`../book/paper_a/aa_moments`. Every closed form is compared with
 # scipy or with an independent computation, and with Monte Carlo; every Monte Carlo number
@@ -24,7 +31,7 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=aa_moments` re-executes this page in place at the default scale
-# (`cpu-small`, under a minute on a 2-core laptop); `LORAPRIV_SCALE=cpu-large` uses 50 times
+# (`cpu-small`; its measured time is on the {doc}`execution-statistics page <../book/execution>`); `LORAPRIV_SCALE=cpu-large` uses 50 times
 # more Monte Carlo draws.
 # ```
 

@@ -16,6 +16,14 @@
 # %% [markdown]
 # # Paper B, vector queries checked: the exact privacy of the vector release
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# At $d$ = {glue:text}`b1_vector_queries_d:g`, {glue:text}`b1_vector_queries_no_eps_count:g` of {glue:text}`b1_vector_queries_grid_count:g` settings of the noise-free
+# vector release admit no finite $\varepsilon$ {verdict}`B-1.no-noise`. Theorem 1, as printed, is no bound at
+# {glue:text}`b1_vector_queries_fig2_not_bound_count:g` of the {glue:text}`b1_vector_queries_fig2_points:g` points of Fig. 2's setting
+# {verdict}`B-1.theorem1`.
+# ```
+#
 # This page computes the exact privacy profile $\delta(\varepsilon)$ of the noise-free Wishart
 # mechanism for a vector query, sets paper B's Theorem 1 beside it, and maps when the
 # mechanism is $(\varepsilon, 10^{-5})$-DP, against the Gaussian mechanism with the same mean
@@ -24,7 +32,7 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=b1_vector_queries` re-executes this page in place at the default scale
-# (`cpu-small`, about a minute on a 2-core laptop); `LORAPRIV_SCALE=cpu-large` raises the
+# (`cpu-small`; its measured time is on the {doc}`execution-statistics page <../book/execution>`); `LORAPRIV_SCALE=cpu-large` raises the
 # Monte Carlo draws twentyfold.
 # ```
 

@@ -16,6 +16,13 @@
 # %% [markdown]
 # # Paper B, matrix queries checked: attacks on the noise-free release
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# The noise-free LoRA release is not private: the attacks told the worlds apart in every one of
+# {glue:text}`b2_matrix_queries_trials:g` trials of every setting {verdict}`B-2.not-dp`, and on a small GPT-2 trained with LoRA-FA an
+# adversary holding $A$ told all {glue:text}`b2_matrix_queries_game_targets:g` targets apart {verdict}`A-v8.dp-by-design`.
+# ```
+#
 # This page attacks one noise-free LoRA-type release of a linear layer's batch gradient $V$
 # ($d \times n$, a sum of $b$ per-sample outer products), with or without one target sample,
 # as the adversary of the DP definition would: knowing every other sample. Two threat models:
@@ -25,8 +32,8 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=b2_matrix_queries` re-executes this page in place at the default scale
-# (`cpu-small`, well under a minute on a 2-core laptop; `scale.attack_trials` trials per
-# setting); `LORAPRIV_SCALE=cpu-large` runs ten times more trials.
+# (`cpu-small`, `scale.attack_trials` trials per setting;
+# its measured time is on the {doc}`execution-statistics page <../book/execution>`); `LORAPRIV_SCALE=cpu-large` runs ten times more trials.
 # ```
 
 # %% tags=["hide-input"]

@@ -16,6 +16,14 @@
 # %% [markdown]
 # # Paper B, noisy variants checked: how much the projection adds to the noise
 #
+# ```{admonition} What this page found
+# :class: takeaway
+# With a fresh $A$ at every step, "noise, then project" certifies $\varepsilon$ =
+# {glue:text}`b3_noisy_variants_eps_fresh_T:g` over {glue:text}`b3_noisy_variants_steps:g` steps against the noise alone's {glue:text}`b3_noisy_variants_eps_noise_T:g`
+# {verdict}`B-3.stronger`; with LoRA's frozen $A$ the certificate is the noise alone's. Compressed DP-SGD's
+# models were not better here {verdict}`B-3.accuracy`.
+# ```
+#
 # This page measures paper B's effective-sensitivity ratio for M2, computes the privacy of
 # M2 (noise, then projection) and M1 (projection, then noise) against the Gaussian noise alone,
 # one step and composed over many, and does it twice: with $A$ secret, as paper B analyses the
@@ -25,7 +33,7 @@
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=b3_noisy_variants` re-executes this page in place at the default scale
-# (`cpu-small`, about two minutes on a 2-core laptop); `LORAPRIV_SCALE=cpu-large` raises the
+# (`cpu-small`; its measured time is on the {doc}`execution-statistics page <../book/execution>`); `LORAPRIV_SCALE=cpu-large` raises the
 # Monte Carlo draws tenfold to twentyfold.
 # ```
 

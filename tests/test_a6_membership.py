@@ -334,7 +334,17 @@ def test_the_chapters_figures_draw_from_small_inputs():
     )
     fronts = a6.front_frame(points.assign(lr=1e-3, tpr1=0.0, epsilon=np.nan))
     labels = {"full": "full", "lora-r8": "LoRA"}
-    figs = [plots.frontier_plot(points, fronts, ["full", "lora-r8"], labels)]
+    figs = [plots.frontier_plot(points, fronts, ["full", "lora-r8"], labels, titles={"ptb": "Penn Treebank"})]
+    ax = figs[0].axes[0]
+    assert ax.get_title() == "Penn Treebank"  # a reader's name, not the dataset key
+    shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert shown and all("times" not in t and "\\" not in t for t in shown)  # plain numbers on a narrow log range
+    assert figs[0].legends[0].get_texts()[0].get_fontsize() >= 10  # a legend that can be read at the page's width
+    colours = {line.get_label(): line.get_color() for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert colours == {"full": plots.method_colour("full"), "LoRA": plots.method_colour("lora-r8")}
+    assert plots.method_colour("lora-r8") != plots.method_colour("lora-r16") != plots.method_colour("adapter")
+    with pytest.raises(KeyError, match="no colour for method 'nothing'"):
+        plots.method_colour("nothing-r8")
     figs.append(plots.frontier_plot(points.assign(tpr1=0.02), fronts.assign(tpr1=0.02), ["full"], labels, "tpr1"))
     assert "TPR" in figs[-1].axes[0].get_ylabel()
     curve = (np.array([0.0, 0.01, 1.0]), np.array([0.0, 0.2, 1.0]))

@@ -111,6 +111,8 @@ def test_the_executor_stores_outputs_and_times_and_stops_at_an_error(tmp_path, m
     assert 0.2 <= run["seconds"] < 30
     with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
         tool.main([str(bad)])
+    names = ["n/a6_membership.ipynb", "n/a7_conclusions.ipynb", "n/aa_moments.ipynb", "n/b3_noisy_variants.ipynb"]
+    assert tool.in_order(names) == [*names[:1], *names[2:], names[1]]  # the conclusion reads the others' ledger
 
 
 @pytest.mark.slow

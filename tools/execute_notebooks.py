@@ -46,11 +46,19 @@ def execute(path: Path, timeout: int = 1800) -> dict:
     return {"seconds": seconds, "cells": len(code), "result": "stored"}
 
 
+LAST = ("a7_conclusions",)  # notebooks that read the ledger the others write: executed after them
+
+
+def in_order(paths: list[str]) -> list[str]:
+    """``paths`` as given, the ones of :data:`LAST` moved to the end (``notebooks/*.ipynb`` sorts a7 before b1)."""
+    return sorted(paths, key=lambda name: Path(name).stem in LAST)
+
+
 def main(paths: list[str]) -> int:
     if not paths:
         print(__doc__, file=sys.stderr)
         return 2
-    for name in paths:
+    for name in in_order(paths):
         print(f"executing {name}", flush=True)
         execution_times.record(ROOT, {Path(name).stem: execute(Path(name))}, "tools/execute_notebooks.py")
     return 0
