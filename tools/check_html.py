@@ -2,7 +2,7 @@
 see broken: JavaScript errors, math that MathJax did not render (or rendered as an error),
 images that did not load, failed requests (including any to another host: the book must
 work offline), internal links to a missing page or anchor, Markdown table syntax shown as
-text, a raw Python dict printed as a result, missing or malformed Binder and Colab links on
+text, a raw Python dict printed as a result, a missing or malformed Binder link (or any Colab link) on
 notebook pages, content wider than a phone's screen (the page itself must never scroll
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
 id or verdict is off a phone's screen, verdict badges that name no claim, and notebook tables that
@@ -167,22 +167,19 @@ def answer_problems(probe: dict, height: int, landing: bool) -> list[str]:
 
 
 def launch_problems(links: list[str]) -> list[str]:
-    """What is wrong with a notebook page's launch links (Binder and Colab, opening this notebook)."""
+    """What is wrong with a notebook page's launch links: Binder, which builds the repository (the package and the
+    committed results with it), must open this notebook; Colab, which would open the notebook alone, without
+    either, must not be offered."""
     binder = [u for u in links if urlsplit(u).netloc == "mybinder.org"]
     colab = [u for u in links if urlsplit(u).netloc == "colab.research.google.com"]
-    problems = []
-    if not binder:
-        problems.append("no Binder launch link")
-    if not colab:
-        problems.append("no Colab launch link")
+    problems = [] if binder else ["no Binder launch link"]
     for url in binder:
         parts = urlsplit(url)
         if not parts.path.startswith("/v2/gh/") or ".ipynb" not in unquote(parts.query + parts.path):
             problems.append(f"malformed Binder link {url}")
-    for url in colab:
-        parts = urlsplit(url)
-        if not parts.path.startswith("/github/") or not parts.path.endswith(".ipynb"):
-            problems.append(f"malformed Colab link {url}")
+        if "/./" in unquote(parts.query + parts.path):
+            problems.append(f"a /./ in the Binder link {url}")
+    problems += [f"a Colab launch link, which cannot run the notebook without the package: {url}" for url in colab]
     return problems
 
 
