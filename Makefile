@@ -131,8 +131,8 @@ results-a6-large: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 
 # Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable, seed 0: full fine-tuning, LoRA
-# r=8 and r=16 and adapter fine-tuning on Enron and PubMed (committed so far: all but LoRA r=16 on PubMed;
-# wall times: make status).
+# r=8 and r=16 and adapter fine-tuning on Enron and PubMed (committed: all of seed 0; wall times:
+# make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
 results-a6-pretrained: $(STAMP)

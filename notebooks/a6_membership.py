@@ -111,7 +111,7 @@ display_table(
 # Llama architecture (30 blocks of width 576) with its own tokenizer, the instruct variant,
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
 # and value projections. The real Enron and PubMed samples, 200 texts per part cut to their
-# first 128 tokens, 2 epochs, one seed, full and adapter fine-tuning and LoRA r = 8 so far. `base_ppl` is
+# first 128 tokens, 2 epochs, one seed: full and adapter fine-tuning and LoRA r = 8 and 16 on both corpora. `base_ppl` is
 # the pretrained model's own validation perplexity before any fine-tuning, and `params` the
 # number of weights each method trains. The records are committed under
 # `results/published/cpu-pretrained/`; `make results-a6-pretrained DATA_DIR=../shared/data`

@@ -42,7 +42,7 @@ def test_alignment_of_real_gradients(tiny_scale):
 
 
 def test_missing_alignment_results_say_how_to_regenerate_them(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m lorapriv_utils.mia.experiments.alignment"):
+    with pytest.raises(FileNotFoundError, match="regenerate it with: make results-b1 "):
         b1.load_pretrained_alignment(tmp_path / "absent.json")
 
 
