@@ -104,9 +104,7 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
     from lorapriv_utils.store import seal
 
     other.write_text(json.dumps(seal({"manifest": {}, "curve": [], "wall_seconds": 1.0}, kind="alignment")))
-    with pytest.raises(
-        ValueError, match="of kind alignment, not multiplier; regenerate it with: make results-a5 "
-    ):
+    with pytest.raises(ValueError, match="of kind alignment, not multiplier; regenerate it with: make results-a5 "):
         a5.load_real_multiplier(other)
     with pytest.raises(FileNotFoundError, match="regenerate"):
         a5.load_audits(tmp_path)
