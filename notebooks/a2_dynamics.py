@@ -19,7 +19,7 @@
 # ```{admonition} What this page found
 # :class: takeaway
 # With $A$ frozen, LoRA's update is an exact random projection of every gradient {verdict}`A-2.eq10`.
-# Training $A$ too moves it by about $(\eta L)^k$, $k$ = {glue:text}`a2_dynamics_drift_exponent:g` {verdict}`A-2.eq9`, and the bound
+# Training $A$ too drifts from the frozen-$A$ dynamics by about $(\eta L)^k$ (small only while $\eta L \ll 1$), $k$ = {glue:text}`a2_dynamics_drift_exponent:g` {verdict}`A-2.eq9`, and the bound
 # paper A quotes fails: $\|f_A\|_2$ reaches {glue:text}`a2_dynamics_fa_worst:g` against a bound of {glue:text}`a2_dynamics_fa_worst_bound:g`
 # {verdict}`A-2.1-bound`.
 # ```

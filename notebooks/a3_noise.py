@@ -18,10 +18,11 @@
 #
 # ```{admonition} What this page found
 # :class: takeaway
-# The noise of eq. 11 has Lemma 3.1's mean and variance {verdict}`A-3.1-moments`, but it is not Gaussian
+# The noise of eq. 11 has Lemma 3.1's mean and variance (its shortcut $\|q\|^2/r$ is off when one
+# coordinate dominates) {verdict}`A-3.1-moments`, but it is not Gaussian
 # as $m$ grows: at $m$ = {glue:text}`a3_noise_m_max:g` its excess kurtosis is still {glue:text}`a3_noise_kurtosis_r_min:g` at rank
-# {glue:text}`a3_noise_r_min:g` {verdict}`A-3.1-normal`. It is correlated and has low rank, unlike DP-SGD's
-# {verdict}`A-3.structure`.
+# {glue:text}`a3_noise_r_min:g` {verdict}`A-3.1-normal`. It is correlated and the update has rank at most $r$,
+# unlike DP-SGD's {verdict}`A-3.structure`.
 # ```
 #
 # This page samples the noise of eq. 11 and tests Lemma 3.1 and the comparison with DP-SGD's

@@ -18,7 +18,7 @@
 #
 # ```{admonition} What this page found
 # :class: takeaway
-# The total-variation distance to Lemma 4.2's Gaussian does not shrink with $m$: at $m$ =
+# The total-variation distance to Lemma 4.2's Gaussian barely shrinks with $m$: at $m$ =
 # {glue:text}`a4_normal_law_m_max:g` and rank {glue:text}`a4_normal_law_r_min:g` it is {glue:text}`a4_normal_law_tv_r_min:g`, against a bound of
 # {glue:text}`a4_normal_law_bound_r_min:g` {verdict}`A-4.2`. It shrinks with the rank, nearly like $1/r$ {verdict}`A-4.2-rank`.
 # ```

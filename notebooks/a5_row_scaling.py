@@ -18,10 +18,12 @@
 #
 # ```{admonition} What this page found
 # :class: takeaway
-# §5.1's multiplier, {glue:text}`a5_row_scaling_z_formula:g` at rank {glue:text}`a5_row_scaling_r:g`, certifies nothing: $\varepsilon = 8$ needs
-# {glue:text}`a5_row_scaling_z_needed_eps8:g` {verdict}`A-5.1-z`. A canary audit cannot tell row-scaled LoRA
-# ($\varepsilon \ge$ {glue:text}`a5_row_scaling_audit_eps_rowscale:.2f`) from DP-SGD at that multiplier, and catches full
-# fine-tuning ($\varepsilon \ge$ {glue:text}`a5_row_scaling_audit_eps_full:.2f`) {verdict}`A-5.1-equivalence`.
+# §5.1's multiplier holds only when per-sample gradients add up {verdict}`A-5.1-z`, and at face value,
+# {glue:text}`a5_row_scaling_z_formula:g` at rank {glue:text}`a5_row_scaling_r:g`, it certifies nothing over paper A's runs ($\varepsilon = 8$ needs
+# {glue:text}`a5_row_scaling_z_needed_eps8:g`). On the default scale's GPT-2, a canary audit cannot tell row-scaled LoRA
+# ($\varepsilon \ge$ {glue:text}`a5_row_scaling_audit_eps_rowscale:.2f`) from DP-SGD at the multiplier §5.1 gives its run
+# ({glue:text}`a5_row_scaling_audit_implied_z:g`), and catches full fine-tuning ($\varepsilon \ge$
+# {glue:text}`a5_row_scaling_audit_eps_full:.2f`) {verdict}`A-5.1-equivalence`.
 # ```
 #
 # This page tests the steps by which paper A goes from LoRA's random projection to a DP-SGD

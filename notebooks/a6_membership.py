@@ -20,9 +20,9 @@
 # :class: takeaway
 # On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2, eq. 24's AUC is {glue:text}`a6_membership_ptb_full_auc:.3f`
 # for full fine-tuning against {glue:text}`a6_membership_ptb_lorar8_auc:.3f` for LoRA r = 8 on Penn Treebank. At equal
-# perplexity LoRA is less exposed than adapter fine-tuning in {glue:text}`a6_membership_vsadapter_below:g` of
-# {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons {verdict}`A-6.attribution`. The tables below add the larger
-# and the pretrained scales.
+# perplexity LoRA is resolvably less exposed than adapter fine-tuning in {glue:text}`a6_membership_vsadapter_below:g` of
+# {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons, the others unresolved {verdict}`A-6.attribution`. The tables below
+# add the larger GPT-2 and the pretrained SmolLM2-135M-Instruct (not GPT-2; one seed).
 # ```
 #
 # This page loads the membership-inference results that the engine's command line wrote

@@ -20,8 +20,8 @@
 # :class: takeaway
 # With a fresh $A$ at every step, "noise, then project" certifies $\varepsilon$ =
 # {glue:text}`b3_noisy_variants_eps_fresh_T:g` over {glue:text}`b3_noisy_variants_steps:g` steps against the noise alone's {glue:text}`b3_noisy_variants_eps_noise_T:g`
-# {verdict}`B-3.stronger`; with LoRA's frozen $A$ the certificate is the noise alone's. Compressed DP-SGD's
-# models were not better here {verdict}`B-3.accuracy`.
+# {verdict}`B-3.stronger`; with LoRA's frozen $A$ the certificate is the noise alone's. On the default scale's GPT-2,
+# compressed DP-SGD's models were not better than full fine-tuning's {verdict}`B-3.accuracy`.
 # ```
 #
 # This page measures paper B's effective-sensitivity ratio for M2, computes the privacy of
