@@ -18,6 +18,7 @@ verdict that does not follow from its checks is a build warning (an error under 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from docutils import nodes
@@ -56,6 +57,27 @@ class claims_by_status_node(nodes.General, nodes.Element):
 
 class claim_item_node(nodes.General, nodes.Element):
     """One claim in a claims_by_status_node (``claim_id``)."""
+
+
+# The chapters write their summaries and notes as plain text, with ASCII mathematics; a reader sees symbols.
+READABLE = (
+    (re.compile(r"\|\|([^|]+)\|\|"), "\u2016\\1\u2016"),  # ||x|| -> ‖x‖
+    (re.compile(r"\^T\b"), "\u1d40"),  # A^T -> Aᵀ
+    (re.compile(r"!="), "\u2260"),
+    (re.compile(r"<="), "\u2264"),
+    (re.compile(r">="), "\u2265"),
+    (re.compile(r"\bsqrt\("), "\u221a("),
+    (re.compile(r"\*(\w[^*]*\w)\*"), "\\1"),  # *added* -> added
+    (re.compile(r"\[(\d+(?:, \d+)+)\]"), "\\1"),  # ranks [4, 16, 64] -> ranks 4, 16, 64
+)
+
+
+def readable(text: str) -> str:
+    """A chapter's summary or note as a reader sees it: ASCII mathematics as symbols, no Markdown markers, no
+    Python list brackets."""
+    for pattern, replacement in READABLE:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _ledger_folder(app: Sphinx) -> Path:
@@ -287,8 +309,8 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
         evidence = row.result.evidence
         text = row.result.summary or f"{outcome_counts(evidence)} evidence checks pass"
         if node.get("short") or not row.result.note:
-            return nodes.Text(text)
-        return nodes.Text(text + ". " + row.result.note)
+            return nodes.Text(readable(text))
+        return nodes.Text(readable(text + ". " + row.result.note))
     badge = _badge(row.status)
     pages = sorted(getattr(app.env, "lorapriv_ledger_table_docs", set()))
     if not node["link"] or not pages:

@@ -61,3 +61,13 @@ def test_the_ledger_is_read_once_per_build(monkeypatch, tmp_path):
     for page in ("a", "b", "c"):
         assert lorapriv_ledger._ledger_rows(app, page) == {}
     assert len(calls) == 1
+
+
+def test_the_ledger_shows_symbols_not_ascii_mathematics():
+    """The chapters write summaries as plain text; the ledger page shows them with symbols, without Markdown
+    markers or Python list brackets (issue 30's reading of the ledger)."""
+    sys.path.insert(0, str(REPO / "_ext"))
+    from lorapriv_ledger import readable
+
+    text = "||f_A(t)||_2 <= eta L; A^T A != I; sqrt(r) >= 1; the *added* noise; ranks [4, 16, 64]; [1] stays"
+    assert readable(text) == "‖f_A(t)‖_2 ≤ eta L; Aᵀ A ≠ I; √(r) ≥ 1; the added noise; ranks 4, 16, 64; [1] stays"
