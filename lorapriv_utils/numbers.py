@@ -112,11 +112,22 @@ class Table:
 
 
 def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a") -> Table:
-    """``frame`` for display (:class:`Table`): every float column formatted by :func:`format_column`, the headers
-    made readable (:func:`header`), a row index other than 0..N kept as the first column."""
+    """``frame`` for display (:class:`Table`): every float column formatted by :func:`format_column`, a column ``X``
+    with ``X_low`` and ``X_high`` beside it shown as one cell with its interval, the headers made readable
+    (:func:`header`), a row index other than 0..N kept as the first column."""
     out = frame.copy()
     if not isinstance(out.index, pd.RangeIndex) or out.index.name is not None:
         out = out.reset_index()
+    for name in list(out.columns):  # a value and its interval in one cell: "0.910 [0.880, 0.932]"
+        low, high = f"{name}_low", f"{name}_high"
+        if low in out and high in out and all(out[c].dtype.kind == "f" for c in (name, low, high)):
+            n = len(out)
+            texts = format_column([*out[name], *out[low], *out[high]], sig, missing)
+            out[name] = [
+                v if v == missing else f"{v} [{lo}, {hi}]"
+                for v, lo, hi in zip(texts[:n], texts[n : 2 * n], texts[2 * n :], strict=True)
+            ]
+            out = out.drop(columns=[low, high])
     for name in out.columns:
         if out[name].dtype.kind == "f":
             out[name] = format_column(out[name], sig, missing)

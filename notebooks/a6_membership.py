@@ -95,7 +95,7 @@ larger_summary = a6.grid_summary(larger_grid)
 display_table(a6.table1_comparison(larger_summary, SCALES[a6.LARGER]))
 
 # %% [markdown]
-# With one seed there is no spread over seeds; `auc_low` and `auc_high` are the bootstrap
+# With one seed there is no spread over seeds; the interval beside each AUC is the 95% bootstrap
 # interval over texts of eq. 24's AUC, `lr` the rate the sweep chose.
 
 # %%

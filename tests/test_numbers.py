@@ -68,6 +68,8 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
     assert "<th>lira AUC</th>" in html and "<th>PPL</th>" in html and "<th>method</th>" in html
     assert "<tbody>\n    <tr>\n      <td>" in html  # every row starts with a data cell: no index header cell
     assert repr(table).splitlines()[0].split() == ["lira", "AUC", "PPL", "method"]
+    ci = pd.DataFrame({"auc": [0.91, float("nan")], "auc_low": [0.88, 0.1], "auc_high": [0.932, 0.2]})
+    assert list(numbers.display_table(ci, sig=3).frame["AUC"]) == ["0.910 [0.880, 0.932]", "n/a"]  # one cell
     indexed = numbers.display_table(pd.DataFrame({"x": [1.0]}, index=pd.Index(["row"], name="case")))
     assert list(indexed.frame.columns) == ["case", "x"]  # a meaningful index is kept, as a column
     assert numbers.header("ratio_to_8r") == "ratio to 8r" and numbers.header("m") == "m"
