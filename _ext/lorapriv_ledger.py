@@ -27,6 +27,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from lorapriv_utils.ledger import STATUSES, LedgerRow, load_ledger, load_register, outcome_counts, tally
+from lorapriv_utils.scale import SCALES
 
 logger = logging.getLogger(__name__)
 
@@ -177,10 +178,13 @@ class ClaimsLedgerDirective(_LedgerDirective):
                 )
             )
             data.append({"lorapriv_claim": entry.claim_id, "classes": [f"paper-{entry.paper}"]})
+        scales = nodes.paragraph(classes=["lorapriv-scales"])
+        scales += nodes.Text("Scales, where a chapter trains a model: ")
+        scales += nodes.Text("; ".join(f"{name}, {s.engine.model.describe()}" for name, s in SCALES.items()) + ".")
         headers = ["Claim", "Verdict", "Statement (our words)", "Where", "Chapter", "Scale", "Numbers"]
         columns = ["claim", "verdict", "statement", "where", "chapter", "scale", "numbers"]
         table = _table(headers, [8, 7, 30, 12, 13, 7, 23], rows, ["lorapriv-ledger"], columns, data)
-        return [ledger_tally_node(), table]
+        return [ledger_tally_node(), scales, table]
 
 
 class ClaimsTableDirective(_LedgerDirective):
@@ -302,7 +306,11 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
         logger.warning("unknown claim id %r (not in ledger/claims.yml)", node["claim_id"], location=node)
         return nodes.Text(node["claim_id"])
     if isinstance(node, claim_scale_node):
-        return nodes.Text(row.result.scale if row.result else "")
+        if row.result is None:
+            return nodes.Text("")
+        scale = SCALES.get(row.result.scale)
+        explanation = f"where a model is trained: {scale.engine.model.describe()}" if scale else ""
+        return nodes.abbreviation(row.result.scale, row.result.scale, explanation=explanation)
     if isinstance(node, claim_numbers_node):
         if row.result is None:
             return nodes.Text(row.entry.untestable or "not tested yet")

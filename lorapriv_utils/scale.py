@@ -57,6 +57,17 @@ class ModelSpec:
         block = (d * 3 * d + 3 * d) + (d * d + d) + (d * inner + inner) + (inner * d + d) + 4 * d
         return (self.vocab_size + self.block_size) * d + layers * block + 2 * d
 
+    def describe(self) -> str:
+        """The base model in words, for pages that state what a number was measured on."""
+        if self.gguf is not None:
+            return f"SmolLM2-135M-Instruct, pretrained ({self.parameters():,} parameters; not GPT-2)"
+        if self.hub_id is not None:
+            return f"{self.hub_id} from the Hugging Face hub"
+        return (
+            f"a {self.n_layer}-layer GPT-2 of width {self.n_embd} ({self.parameters():,} parameters) pre-trained "
+            "offline on Penn Treebank's test split"
+        )
+
     def max_rank(self) -> int:
         """The largest LoRA rank every adapted projection admits: min(n, m) over them (GPT-2's c_attn is
         3 n_embd x n_embd; Llama's q_proj n_embd x n_embd, its v_proj n_kv_head head widths x n_embd)."""

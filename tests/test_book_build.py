@@ -192,6 +192,7 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert "<code" in row.split("col-claim")[1].split("</td>")[0] and ">T-1<" in row
     assert "<details><summary>numbers</summary>" in row and "2 vs 2" in row.split("<details>")[1]
     assert "paper-A status-pending" in ledger_row("claim-t-3")
+    assert "Scales, where a chapter trains a model: cpu-small, a 2-layer GPT-2 of width 64 (235,264 parameters)" in html
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails
     assert (out / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()

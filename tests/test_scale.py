@@ -77,3 +77,8 @@ def test_the_base_models_sizes_are_the_architectures():
     134,515,008 weights; tests/test_families.py holds the formula against torch on tiny models of both families)."""
     assert scale.SCALES["cpu-small"].engine.model.parameters() == 235_264
     assert scale.SCALES["cpu-pretrained"].engine.model.parameters() == 134_515_008
+    assert scale.SCALES["cpu-small"].engine.model.describe() == (
+        "a 2-layer GPT-2 of width 64 (235,264 parameters) pre-trained offline on Penn Treebank's test split"
+    )
+    assert "not GPT-2" in scale.SCALES["cpu-pretrained"].engine.model.describe()
+    assert scale.SCALES["paper"].engine.model.describe() == "gpt2 from the Hugging Face hub"
