@@ -68,8 +68,8 @@ print(
 # Paper A's numbers (GPT-2 117M, 20 epochs, hub data) and ours (the scale's small GPT-2
 # pre-trained offline, each method at the learning rate its sweep chose, means over seeds; the
 # `scale` column names the run). Our stand-in for Enron is the synthetic e-mail corpus; Enron
-# and PubMed themselves are run at the larger CPU scale (next section). AUC and TPR are in
-# percent. A TPR at FPR 0.01% needs at least 10,000 non-members; with ours (the `nonmembers`
+# and PubMed themselves are run at the larger CPU scale (next section). AUC and TPR are
+# fractions, as everywhere in the book (paper A prints them in percent). A TPR at FPR 0.01% needs at least 10,000 non-members; with ours (the `nonmembers`
 # column below) it is not resolvable and is shown as n/a, never as a number.
 
 # %%

@@ -43,7 +43,9 @@ def test_table1_comparison_puts_the_papers_numbers_beside_ours():
     )
     out = a6.table1_comparison(summary, SCALE)
     full = out[(out["paper dataset"] == "PTB") & (out["method"] == "full fine-tuning")].iloc[0]
-    assert full["PPL paper"] == 28.21 and full["PPL ours"] == 100.0 and full["AUC ours"] == 90.0
+    assert full["PPL paper"] == 28.21 and full["PPL ours"] == 100.0
+    assert full["AUC ours"] == 0.9 and full["AUC paper"] == 0.9345  # fractions, as everywhere in the book
+    assert list(out.columns)[0] == "scale"
     assert np.isnan(full["TPR@0.01% ours"])  # unresolvable stays n/a
     pubmed = out[out["paper dataset"] == "PubMed"]
     assert (pubmed["our data"] == "not run at this scale").all() and pubmed["AUC ours"].isna().all()
@@ -59,7 +61,7 @@ def _larger_summary(lora_r8_auc: float) -> pd.DataFrame:
 def test_the_real_corpus_replaces_its_stand_in_where_a_scale_runs_it():
     out = a6.table1_comparison(_larger_summary(0.6), SCALES[a6.LARGER])
     enron = out[(out["paper dataset"] == "Enron") & (out["method"] == "LoRA r=8")].iloc[0]
-    assert enron["our data"] == a6.DATASETS["enron"] and enron["AUC ours"] == 60.0 and enron["scale"] == "cpu-large"
+    assert enron["our data"] == a6.DATASETS["enron"] and enron["AUC ours"] == 0.6 and enron["scale"] == "cpu-large"
     assert (out[out["paper dataset"] == "PTB"]["our data"] == "not run at this scale").all()
 
 
@@ -70,7 +72,7 @@ def test_the_stand_in_is_used_only_where_the_real_corpus_is_missing():
     both = pd.concat([stand_in.assign(auc=0.99), _larger_summary(0.6)])
     out = a6.table1_comparison(both, SCALE)
     enron = out[out["paper dataset"] == "Enron"]
-    assert (enron["our data"] == a6.DATASETS["enron"]).all() and enron["AUC ours"].max() == 80.0
+    assert (enron["our data"] == a6.DATASETS["enron"]).all() and enron["AUC ours"].max() == 0.8
 
 
 def test_larger_scale_checks_are_caveats_that_can_fail():

@@ -179,7 +179,8 @@ def grid_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
-    """Paper A's Table 1 beside ours, dataset by dataset and metric by metric (AUC and TPR in %)."""
+    """Paper A's Table 1 beside ours, dataset by dataset and metric by metric, the scale first; AUC and TPR as
+    fractions, as everywhere in the book (paper A prints them in percent)."""
     rows, present = [], set(summary["dataset"])
     for _, paper in PAPER_TABLE1.iterrows():
         ours_name = next((k for k in PAPER_SOURCES[paper["dataset"]] if k in present), None)
@@ -190,20 +191,20 @@ def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
             "our data": DATASETS.get(ours_name, "not run at this scale"),
             "PPL paper": paper["ppl"],
             "PPL ours": np.nan,
-            "AUC paper": paper["auc_pct"],
+            "AUC paper": paper["auc_pct"] / 100,
             "AUC ours": np.nan,
-            "TPR@1% paper": paper["tpr1_pct"],
+            "TPR@1% paper": paper["tpr1_pct"] / 100,
             "TPR@1% ours": np.nan,
-            "TPR@0.01% paper": paper["tpr001_pct"],
+            "TPR@0.01% paper": paper["tpr001_pct"] / 100,
             "TPR@0.01% ours": np.nan,
         }
         if len(mine):
             m = mine.iloc[0]
-            row |= {"PPL ours": m["ppl"], "AUC ours": 100 * m["auc"], "TPR@1% ours": 100 * m["tpr1"]}
-            row["TPR@0.01% ours"] = 100 * m["tpr001"]  # NaN: not resolvable with our non-members
+            row |= {"PPL ours": m["ppl"], "AUC ours": m["auc"], "TPR@1% ours": m["tpr1"]}
+            row["TPR@0.01% ours"] = m["tpr001"]  # NaN: not resolvable with our non-members
         rows.append(row)
     frame = pd.DataFrame(rows)
-    frame["scale"] = np.where(frame["our data"] == "not run at this scale", "", scale.name)
+    frame.insert(0, "scale", np.where(frame["our data"] == "not run at this scale", "", scale.name))
     return rounded_frame(frame, 4)
 
 
