@@ -175,6 +175,11 @@ KINDS = {
 }
 
 
+def kinds_of(group: str) -> tuple[str, ...]:
+    """The record kinds of a catalogue group (``frontier``: its base and its points)."""
+    return tuple(name for name, kind in KINDS.items() if kind.group == group)
+
+
 def record_checksum(record: dict) -> str:
     """The checksum a record carries: SHA-256 of its canonical JSON (keys sorted), without the checksum."""
     return hashlib.sha256(
@@ -244,9 +249,13 @@ def read_scores(path) -> dict:
         return {name: archive[name] for name in archive.files}
 
 
-def read_scores_digest(path) -> str:
-    """:func:`scores_digest` of an arrays file."""
-    return scores_digest(read_scores(path))
+def read_arrays(path, record: dict) -> dict:
+    """The arrays beside the record at ``path``, checked against the digest ``record`` holds (a ValueError
+    otherwise)."""
+    arrays = read_scores(scores_path(path))
+    if scores_digest(arrays) != record["scores_sha256"]:
+        raise ValueError("its arrays file does not match the record")
+    return arrays
 
 
 def write_record(path, record: dict, scores: dict | None = None) -> dict:
@@ -289,9 +298,4 @@ def read_record(path, kinds: str | tuple[str, ...] | None = None, with_arrays: b
     kind = check_envelope(record, kinds)
     if not with_arrays:
         return record
-    if not kind.arrays:
-        return record, None
-    arrays = read_scores(scores_path(path))
-    if scores_digest(arrays) != record["scores_sha256"]:
-        raise ValueError("its arrays file does not match the record")
-    return record, arrays
+    return record, (read_arrays(path, record) if kind.arrays else None)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...catalogue import CATALOGUE, PUBLISHED, Entry
 from ...scale import DPConfig, get_scale
-from ...store import KINDS, changed_parts, key_of, read_record, spec_differences
+from ...store import changed_parts, key_of, kinds_of, read_record, spec_differences
 from ..experiments.grid import Cell, DPCell, Variant
 from . import specs
 
@@ -126,8 +126,7 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
     """The status of one record of ``entry``."""
     name = path.relative_to(root).as_posix()
     try:
-        kinds = tuple(name for name, kind in KINDS.items() if kind.group == entry.kind)
-        record, _ = read_record(path, kinds, with_arrays=True)
+        record, _ = read_record(path, kinds_of(entry.kind), with_arrays=True)
         spec, unchecked = record_spec(entry, record, corpora)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
         return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}")
