@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from html import escape
 
 import pandas as pd
 
@@ -101,20 +102,26 @@ class Table:
     """A formatted table as a notebook page shows it: no 0..N row index (a meaningful index is the first column),
     readable headers, every float column in one format.  ``frame`` is the formatted DataFrame."""
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def __init__(self, frame: pd.DataFrame, caption: str | None = None) -> None:
         self.frame = frame
+        self.caption = caption
 
     def _repr_html_(self) -> str:
-        return self.frame.to_html(index=False, border=0, classes="lorapriv-table")
+        html = self.frame.to_html(index=False, border=0, classes="lorapriv-table")
+        if not self.caption:
+            return html
+        head, rest = html.split(">", 1)  # the caption is the table's first child
+        return f"{head}>\n  <caption>{escape(self.caption)}</caption>{rest}"
 
     def __repr__(self) -> str:
-        return self.frame.to_string(index=False)
+        text = self.frame.to_string(index=False)
+        return f"{self.caption}\n{text}" if self.caption else text
 
 
-def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a") -> Table:
+def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a", caption: str | None = None) -> Table:
     """``frame`` for display (:class:`Table`): every float column formatted by :func:`format_column`, a column ``X``
     with ``X_low`` and ``X_high`` beside it shown as one cell with its interval, the headers made readable
-    (:func:`header`), a row index other than 0..N kept as the first column."""
+    (:func:`header`), a row index other than 0..N kept as the first column, and ``caption`` above it."""
     out = frame.copy()
     if not isinstance(out.index, pd.RangeIndex) or out.index.name is not None:
         out = out.reset_index()
@@ -131,7 +138,7 @@ def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a") -> Ta
     for name in out.columns:
         if out[name].dtype.kind == "f":
             out[name] = format_column(out[name], sig, missing)
-    return Table(out.rename(columns=header))
+    return Table(out.rename(columns=header), caption)
 
 
 def quoted_numbers(prefix: str, values: dict[str, float], digits: int = 3) -> dict[str, float | int]:

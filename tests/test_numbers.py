@@ -73,6 +73,10 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
     indexed = numbers.display_table(pd.DataFrame({"x": [1.0]}, index=pd.Index(["row"], name="case")))
     assert list(indexed.frame.columns) == ["case", "x"]  # a meaningful index is kept, as a column
     assert numbers.header("ratio_to_8r") == "ratio to 8r" and numbers.header("m") == "m"
+    captioned = numbers.display_table(pd.DataFrame({"x": [1.0]}), caption="Table 2 <of> one row")
+    html = captioned._repr_html_()
+    assert html.startswith('<table class="dataframe lorapriv-table">\n  <caption>Table 2 &lt;of&gt; one')
+    assert repr(captioned).splitlines()[0] == "Table 2 <of> one row"
 
 
 def test_quoted_numbers_keep_whole_numbers_and_round_the_rest():
