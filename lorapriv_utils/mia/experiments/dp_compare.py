@@ -34,7 +34,6 @@ Results: one JSON record per cell, written atomically with a manifest, its spec 
 from __future__ import annotations
 
 import copy
-import json
 import time
 from dataclasses import asdict, replace
 from functools import partial
@@ -45,7 +44,6 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from ...provenance import git_commit
 from ...scale import Scale
 from ...store import read_record, seal, write_record
 from ..attacks import metrics as mia_metrics
@@ -208,10 +206,8 @@ def attacks(text_losses: dict, cell: DPCell, resamples: int) -> dict:
 
 def refresh(work: Runner, cell: DPCell, path: Path, spec: dict, record: dict) -> dict:
     """A record whose derived part alone is stale, its attacks recomputed from its stored per-text losses."""
-    record["metrics"].update(attacks(record["metrics"]["text_losses"], cell, work.engine.bootstrap_resamples))
-    record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
-    record["manifest"]["config"] = json.loads(json.dumps(work.config))
-    return write_record(path, seal(record, spec))
+    metrics = attacks(record["metrics"]["text_losses"], cell, work.engine.bootstrap_resamples)
+    return work.write_refreshed(path, record, spec, metrics)
 
 
 def run(work: Runner, cells: list[DPCell]) -> list[dict]:

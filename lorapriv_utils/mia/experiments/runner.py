@@ -147,7 +147,7 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
                 f"lorapriv: {path}: only its metrics' settings changed{detail}; recomputing them from its scores"
             )
             return refresh(record)
-        tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); recomputing it")
+        tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); not reused as it stands")
         return None
     return record
 
@@ -598,7 +598,12 @@ class Runner:
         """A record whose derived part alone is stale, its attacks recomputed from its stored scores."""
         texts = dataset_texts(cell.dataset, cell.seed, self.engine, self.data_dir, self.hub)
         scores = read_scores(scores_path(path))
-        record["metrics"].update(self.cell_attacks(cell, scores, texts))
+        return self.write_refreshed(path, record, spec, self.cell_attacks(cell, scores, texts), scores)
+
+    def write_refreshed(self, path: Path, record: dict, spec: dict, metrics: dict, scores=None) -> dict:
+        """``record`` with its derived ``metrics`` recomputed: merged in, the refresh stamped (the key it came from,
+        this commit) with today's configuration, re-sealed under ``spec`` and written (with its ``scores``)."""
+        record["metrics"].update(metrics)
         record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
         record["manifest"]["config"] = json.loads(json.dumps(self.config))
         return write_record(path, seal(record, spec), scores)
