@@ -97,6 +97,20 @@ def test_seeds_that_disagree_widen_the_interval_of_their_mean():
         mm.paired_difference(mm.roc_auc, [], np.random.default_rng(0))
 
 
+def test_one_arms_interval_over_seeds_holds_their_spread():
+    """Two seeds of one arm with different AUCs: the mean's interval reaches towards both, wider than either alone."""
+    rng = np.random.default_rng(6)
+    seeds = [(rng.normal(-shift, 1, 300), rng.normal(0, 1, 300)) for shift in (0.8, 0.1)]
+    alone = [mm.seeds_interval(mm.roc_auc, [s], np.random.default_rng(3), resamples=300) for s in seeds]
+    assert alone[0].value == pytest.approx(mm.roc_auc(*seeds[0])) and alone[0].low > alone[1].high
+    both = mm.seeds_interval(mm.roc_auc, seeds, np.random.default_rng(3), resamples=300)
+    assert both.value == pytest.approx((alone[0].value + alone[1].value) / 2)
+    assert both.low < alone[1].high and both.high > alone[0].low
+    assert both.high - both.low > 2 * (alone[0].high - alone[0].low)
+    with pytest.raises(ValueError, match="at least one seed"):
+        mm.seeds_interval(mm.roc_auc, [], np.random.default_rng(0))
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [

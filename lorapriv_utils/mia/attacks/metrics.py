@@ -201,6 +201,28 @@ def paired_difference(
     return Interval(point, low, high, level)
 
 
+def seeds_interval(
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    seeds: Sequence[tuple[np.ndarray, np.ndarray]],
+    rng: np.random.Generator,
+    resamples: int = 1000,
+    level: float = 0.95,
+) -> Interval:
+    """One arm's ``metric`` averaged over training seeds (each seed's (members, non-members) signals), with the
+    percentile interval of :func:`paired_difference`'s two-stage bootstrap: seeds, then texts within a seed."""
+    if not seeds:
+        raise ValueError("an interval over seeds needs at least one seed's signals")
+    arms = [tuple(_signals(seed[k], "signal") for k in (0, 1)) for seed in seeds]
+    point = float(np.mean([metric(m, n) for m, n in arms]))
+    sizes = [(m.size, n.size) for m, n in arms]
+    draws = [
+        np.mean([metric(arms[k][0][i], arms[k][1][j]) for k, (i, j) in draw])
+        for draw in resampling.nested_resamples(rng, sizes, resamples)
+    ]
+    low, high = resampling.percentile(draws, level)
+    return Interval(point, low, high, level)
+
+
 def perplexity(total_nll: float, tokens: int) -> float:
     """exp(mean negative log-likelihood per token)."""
     if tokens <= 0:
