@@ -308,9 +308,10 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
     if isinstance(node, claim_scale_node):
         if row.result is None:
             return nodes.Text("")
-        scale = SCALES.get(row.result.scale)
+        name = row.result.evidence_scale
+        scale = SCALES.get(name)
         explanation = f"where a model is trained: {scale.engine.model.describe()}" if scale else ""
-        return nodes.abbreviation(row.result.scale, row.result.scale, explanation=explanation)
+        return nodes.abbreviation(name, name, explanation=explanation)
     if isinstance(node, claim_numbers_node):
         if row.result is None:
             return nodes.Text(row.entry.untestable or "not tested yet")

@@ -186,13 +186,16 @@ def outcome_counts(checks: list[Check]) -> str:
 
 @dataclass
 class Claim:
-    """What a chapter measured about one registered claim: its checks, a summary of the numbers, a note."""
+    """What a chapter measured about one registered claim: its checks, a summary of the numbers, a note.  ``scale``
+    is the scale the chapter was executed at; ``decided_at``, where set, the scale whose runs its core checks read
+    (another scale's committed records)."""
 
     claim_id: str
     scale: str
     checks: list[Check] = field(default_factory=list)
     summary: str = ""
     note: str = ""
+    decided_at: str | None = None
 
     def __post_init__(self) -> None:
         if not self.claim_id:
@@ -212,8 +215,15 @@ class Claim:
     def evidence(self) -> list[Check]:
         return [c for c in self.checks if c.is_evidence]
 
+    @property
+    def evidence_scale(self) -> str:
+        """The scale whose runs decide the claim."""
+        return self.decided_at or self.scale
+
     def as_record(self) -> dict:
         record = asdict(self)
+        if self.decided_at is None:
+            del record["decided_at"]  # the records of claims decided at their chapter's own scale stay as they were
         record["checks"] = [c.as_record() for c in self.checks]
         record["verdict"] = self.verdict
         return record

@@ -160,7 +160,8 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     (tmp_path / "ledger" / "claims.yml").write_text(REGISTER)
     monkeypatch.setattr(ledger, "ledger_dir", lambda: tmp_path / "ledger")
     checks = [ledger.check_close("exact", 2.0, 2.0), ledger.check_close("approx", 3.0, 2.0, role="caveat")]
-    claim = ledger.Claim(claim_id="T-1", scale="test", checks=checks, summary="2 vs 2")
+    # executed at one scale, decided by another's records: the row's Scale cell names the deciding one
+    claim = ledger.Claim(claim_id="T-1", scale="test", checks=checks, summary="2 vs 2", decided_at="cpu-pretrained")
     ledger.save_claims("a9_nb", [claim])
     assert claim.verdict == "qualified" and (tmp_path / "ledger" / "a9_nb.json").is_file()
     (tmp_path / "notebooks").mkdir()
@@ -191,6 +192,7 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert 'class="paper-B status-qualified row-even"' in row and row.index("col-claim") < row.index("col-verdict")
     assert "<code" in row.split("col-claim")[1].split("</td>")[0] and ">T-1<" in row
     assert "<details><summary>numbers</summary>" in row and "2 vs 2" in row.split("<details>")[1]
+    assert ">cpu-pretrained</abbr>" in row and "SmolLM2" in row.split("col-scale")[1]
     assert "paper-A status-pending" in ledger_row("claim-t-3")
     assert "Scales, where a chapter trains a model: cpu-small, a 2-layer GPT-2 of width 64 (235,264 parameters)" in html
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
