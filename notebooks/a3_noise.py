@@ -76,7 +76,7 @@ display_table(moments)
 #
 # The exact excess kurtosis over $m$ and $r$ (uniform $q$). A Gaussian has 0.
 
-# %% mystnb={"figure": {"caption": "Exact excess kurtosis of one noise element $u_i$ against the input dimension $m$, one line per rank $r$. Each line levels off at its dotted limit $6/r$ instead of falling to 0, the value of a Gaussian: growing $m$ does not make the noise Gaussian; only growing $r$ does.", "name": "fig-a3-kurtosis"}, "image": {"alt": "Log-log lines of excess kurtosis against m for ranks 1 to 64; each line is flat at its own level 6 over r, from 6 for rank 1 down to about 0.1 for rank 64."}}
+# %% mystnb={"figure": {"caption": "Exact excess kurtosis of one noise element $u_i$ against the input dimension $m$, one line per rank $r$. Each line levels off at its dotted limit $6/r$ instead of falling to 0, the value of a Gaussian: growing $m$ does not make the noise Gaussian; only growing $r$ does.", "name": "fig-a3-kurtosis"}, "image": {"alt": "Log-log lines of excess kurtosis against m for ranks 1 to 64; each line is flat at its own level 6 over r, from 6 for rank 1 down to 6/64 for rank 64."}}
 kurt = a3_noise.kurtosis_sweep(list(scale.m_grid), list(scale.r_grid))
 kurtosis_fig = plots.kurtosis_plot(kurt)
 
