@@ -79,7 +79,8 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         return {
             "rank": rank,
             "validation_perplexity": 100.0,
-            "targets": [{"fitted_history_in": [1.0, 0.5], "fitted_history_out": [1.0, 0.2 * rank]}] * 4,
+            # the refits' history: after one refit the out-world distance falls below the in-world one where fitted
+            "targets": [{"fitted_history_in": [1.0, 0.5], "fitted_history_out": [1.0, 0.1 if fitted else 0.9]}] * 4,
             "known": {
                 "auc": {"value": 1.0 if separated else 0.9, "low": 0.9, "high": 1.0},
                 "max_out": 0.0,
@@ -126,10 +127,15 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         assert numbers["b2_matrix_queries_game_minutes"] == 1
         assert numbers["b2_matrix_queries_game_fitted_separated"] == (fitted is not None) + bool(fitted)
         assert (
-            numbers["b2_matrix_queries_game_fitted_peak"] == 1.6
+            numbers["b2_matrix_queries_game_fitted_peak"] == 1.0
             and numbers["b2_matrix_queries_game_fitted_peak_rank"] == 8
         )
         assert numbers["b2_matrix_queries_game_fitted_free_per_layer"] == 36
+        held = b2.held_out_rounds(loaded)  # two folds per rank; one refit wins where the fit separates
+        assert len(held) == 4 and list(held["tuned_on"][:2]) == ["first half", "second half"]
+        assert list(held["held_out_separated"]) == [fitted is not None] * 2 + [bool(fitted)] * 2
+        assert (held["refits"][held["held_out_separated"]] == 1).all()
+        assert numbers["b2_matrix_queries_game_heldout_separated"] == (fitted is not None) + bool(fitted)
         claims = {c.claim_id: c for c in b2.claims(attacks, growth, residuals, scale, game)}
         assert claims["B-2.lora-not-private"].verdict == verdict
         assert claims["A-v8.dp-by-design"].verdict == "fails"
@@ -146,3 +152,16 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         b2.load_game("cpu-small", path)
     with pytest.raises(FileNotFoundError, match="make results-b2"):
         b2.load_game("cpu-small", tmp_path / "missing.json")
+
+
+def test_held_out_refits_are_chosen_on_one_half_and_read_on_the_other():
+    """The first half's targets separate after one refit, the second half's only after two: tuned on the first half
+    the attack stops at one refit and fails on the second; tuned on the second it takes two and separates the first."""
+    early = {"fitted_history_in": [1.0, 0.5, 0.5], "fitted_history_out": [1.0, 0.1, 0.1]}
+    late = {"fitted_history_in": [1.0, 0.5, 0.5], "fitted_history_out": [1.0, 0.9, 0.1]}
+    record = {"rows": [{"rank": 4, "targets": [early] * 3 + [late] * 3}]}
+    held = b2.held_out_rounds(record)
+    assert list(held["refits"]) == [1, 2] and list(held["held_out_separated"]) == [False, True]
+    assert held["tuning_auc"].tolist() == [1.0, 1.0] and held["held_out_auc"].iloc[0] == 0.0
+    by_rank = b2.held_out_by_rank(held)
+    assert by_rank.to_dict("records") == [{"r": 4, "held_out_auc_min": 0.0, "held_out_separated": False}]

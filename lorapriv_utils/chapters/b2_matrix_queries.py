@@ -303,12 +303,12 @@ def claims(
     ]
     checks += alone_by_design
     if game is not None:
-        separated = ", ".join(str(int(r)) for r in game["r"][game["fitted_A_separated"].astype(bool)]) or "none"
+        separated = ", ".join(str(int(r)) for r in game["r"][game["held_out_A_separated"].astype(bool)]) or "none"
         checks.append(
             check_bound(
-                "trained GPT-2, LoRA-FA, A secret, merged weights: ranks at which the fitted attack tells every "
-                f"target apart ({separated}), where DP needs none",
-                float(game["fitted_A_separated"].sum()),
+                "trained GPT-2, LoRA-FA, A secret, merged weights: ranks at which the fitted attack, its refits held "
+                f"out, tells every held-out target apart both ways round ({separated}), where DP needs none",
+                float(game["held_out_A_separated"].sum()),
                 0.0,
             )
         )
@@ -511,14 +511,63 @@ def load_game(scale_name: str, path=None) -> tuple[pd.DataFrame, dict]:
                 "fitted_A_separated": fitted["separated"],
             }
         )
-    return pd.DataFrame(rows), record
+    held = held_out_by_rank(held_out_rounds(record)).rename(
+        columns={"held_out_auc_min": "held_out_A_auc_min", "held_out_separated": "held_out_A_separated"}
+    )
+    return pd.DataFrame(rows).merge(held, on="r"), record
+
+
+HELD_OUT_RESAMPLES = 2000
+
+
+def held_out_rounds(record: dict, seed: int = 0) -> pd.DataFrame:
+    """The fitted secret-A attack with its number of refits held out, from the histories the record stores: the
+    targets split into two halves in their stored order; on one half the number of refits with the highest AUC is
+    chosen (the fewest on a tie), and its AUC (with a 95% bootstrap interval over targets) and whether it tells
+    every target apart are read on the other half; both ways round.  The relaxation and the game's settings stay as
+    they were tuned, on all targets: holding them out needs the game rerun."""
+    from ..mia.attacks.metrics import bootstrap, roc_auc
+
+    rows = []
+    for row in record["rows"]:
+        history_in = np.array([t["fitted_history_in"] for t in row["targets"]])
+        history_out = np.array([t["fitted_history_out"] for t in row["targets"]])
+        half = len(row["targets"]) // 2
+        halves = (slice(0, half), slice(half, 2 * half))
+        for fold, (tune, test) in enumerate((halves, halves[::-1])):
+            aucs = [roc_auc(-history_in[tune, k], -history_out[tune, k]) for k in range(history_in.shape[1])]
+            k = int(np.argmax(aucs))  # the first of the best: the fewest refits
+            inside, outside = history_in[test, k], history_out[test, k]
+            rng = np.random.default_rng([seed, int(row["rank"]), fold])
+            auc = bootstrap(roc_auc, -inside, -outside, rng, HELD_OUT_RESAMPLES)
+            rows.append(
+                {
+                    "r": row["rank"],
+                    "tuned_on": "first half" if fold == 0 else "second half",
+                    "refits": k,
+                    "tuning_auc": aucs[k],
+                    "held_out_auc": auc.value,
+                    "held_out_auc_low": auc.low,
+                    "held_out_auc_high": auc.high,
+                    "held_out_separated": bool(inside.min() > outside.max()),
+                }
+            )
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def held_out_by_rank(held: pd.DataFrame) -> pd.DataFrame:
+    """Per rank: the smallest held-out AUC of the two folds and whether every fold told every held-out target apart."""
+    grouped = held.groupby("r", sort=True)
+    return pd.DataFrame(
+        {"held_out_auc_min": grouped["held_out_auc"].min(), "held_out_separated": grouped["held_out_separated"].all()}
+    ).reset_index()
 
 
 def game_checks(game: pd.DataFrame) -> list:
     """Evidence from the trained GPT-2: with A released, every target's two worlds told apart at every rank (core);
     with A secret and the merged weights released, the fitted attack telling every target apart at one rank or more
     (caveat: "despite the randomness" holds also when that randomness stays secret)."""
-    ranks = ", ".join(str(int(r)) for r in game["r"][game["fitted_A_separated"].astype(bool)]) or "none"
+    ranks = ", ".join(str(int(r)) for r in game["r"][game["held_out_A_separated"].astype(bool)]) or "none"
     return [
         check_bound(
             f"trained GPT-2, LoRA-FA r={int(r.r)}, A released: every one of {int(r.targets)} targets told apart",
@@ -529,9 +578,10 @@ def game_checks(game: pd.DataFrame) -> list:
         for r in game.itertuples()
     ] + [
         check_bound(
-            f"trained GPT-2, LoRA-FA, A secret, merged weights: the fitted attack tells every target apart at one "
-            f"rank or more (ranks: {ranks})",
-            float(game["fitted_A_separated"].sum()),
+            "trained GPT-2, LoRA-FA, A secret, merged weights: with its number of refits chosen on the other half of "
+            f"the targets, the fitted attack tells every held-out target apart, both ways round, at one rank or more "
+            f"(ranks: {ranks})",
+            float(game["held_out_A_separated"].sum()),
             1.0,
             direction=">=",
             role="caveat",
@@ -549,7 +599,9 @@ def game_summary(game: pd.DataFrame | None) -> str:
         f"(AUC {game['secret_A_auc'].min():.2f} to {game['secret_A_auc'].max():.2f}); with A secret, an attack that "
         f"reads A's row space off the merged weights and fits the rest by replays reaches AUC "
         f"{game['fitted_A_auc'].min():.2f} to {game['fitted_A_auc'].max():.2f} and tells every target apart at "
-        f"{int(game['fitted_A_separated'].sum())} of {len(game)} ranks"
+        f"{int(game['fitted_A_separated'].sum())} of {len(game)} ranks with its settings tuned on those targets; with "
+        f"its number of refits held out, its held-out AUC is at least {game['held_out_A_auc_min'].min():.2f} and it "
+        f"tells every held-out target apart, both ways round, at {int(game['held_out_A_separated'].sum())} ranks"
     )
 
 
@@ -602,6 +654,7 @@ def shape_table(game: pd.DataFrame, record: dict) -> pd.DataFrame:
 def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
     """The numbers the trained-GPT-2 section quotes (glued by the notebook)."""
     g = record["game"]
+    held = held_out_rounds(record)
     best = game.iloc[int(game["fitted_A_auc"].to_numpy().argmax())]
     top = max(record["rows"], key=lambda row: row["rank"])  # the largest rank, where the refit has most to fit
     peak = max(max(t["fitted_history_in"] + t["fitted_history_out"]) for t in top["targets"])
@@ -616,6 +669,9 @@ def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
         "game_fitted_auc_min": game["fitted_A_auc"].min(),
         "game_fitted_auc_max": game["fitted_A_auc"].max(),
         "game_fitted_separated": int(game["fitted_A_separated"].sum()),
+        "game_heldout_separated": int(game["held_out_A_separated"].sum()),
+        "game_heldout_auc_min": game["held_out_A_auc_min"].min(),
+        "game_heldout_auc_max": game["held_out_A_auc_min"].max(),
         "game_fitted_best_rank": int(best.r),
         "game_fitted_best_out_max": best.fitted_largest_out,
         "game_fitted_best_in_min": best.fitted_smallest_in,
@@ -627,5 +683,10 @@ def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
         "game_ranks": len(game),
         "game_fit_rounds": record["fit"]["rounds"],
         "game_minutes": record["wall_seconds"] / 60,
+        "game_heldout_folds": len(held),
+        "game_heldout_folds_separated": int(held["held_out_separated"].sum()),
+        "game_heldout_above_chance": int((held["held_out_auc_low"] > 0.5).sum()),
+        "game_heldout_lowest": held["held_out_auc"].min(),
+        "game_heldout_highest": held["held_out_auc"].max(),
     }
     return quoted_numbers(KEY, numbers)
