@@ -18,11 +18,12 @@
 #
 # ```{admonition} What this page found
 # :class: takeaway
-# On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2, eq. 24's AUC is {glue:text}`a6_membership_ptb_full_auc:.3f`
-# for full fine-tuning against {glue:text}`a6_membership_ptb_lorar8_auc:.3f` for LoRA r = 8 on Penn Treebank. At equal
-# perplexity LoRA is resolvably less exposed than adapter fine-tuning in {glue:text}`a6_membership_vsadapter_below:g` of
-# {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons, the others unresolved {verdict}`A-6.attribution`. The tables below
-# add the larger GPT-2 and the pretrained SmolLM2-135M-Instruct (not GPT-2; one seed).
+# On SmolLM2-135M-Instruct (pretrained, not GPT-2), which decides Table 1's claims, eq. 24's AUC is
+# {glue:text}`a6_membership_pre_enron_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_enron_lorar8_auc:.3f` for LoRA r = 8 on
+# Enron; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
+# {glue:text}`a6_membership_core_lora_total:g` comparisons {verdict}`A-6.lora`. On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2,
+# at equal perplexity, LoRA is resolvably less exposed than adapter fine-tuning in
+# {glue:text}`a6_membership_vsadapter_below:g` of {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons {verdict}`A-6.attribution`.
 # ```
 #
 # This page loads the membership-inference results that the engine's command line wrote
@@ -63,6 +64,37 @@ print(
 )
 
 # %% [markdown]
+# ## Table 1 at a glance: the paper beside every scale
+#
+# Paper A's Table 1 (GPT-2 117M, hub data) beside each scale that ran its protocol, the pretrained
+# SmolLM2-135M-Instruct first, since it decides Table 1's claims; then the larger and the default toy GPT-2.
+# Our value of each method is its mean over the seeds it ran (`seeds`), each with the 95% interval of a
+# bootstrap over those seeds and then the texts. AUC and TPR are fractions; TPR at 1% FPR rests on a few
+# non-members' scores, hence its wide intervals.
+
+# %%
+pretrained_scale = SCALES[a6.PRETRAINED]
+pretrained = a6.load_grid(pretrained_scale)
+pretrained_grid = a6.grid_frame(pretrained)
+pretrained_summary = a6.grid_summary(pretrained_grid)
+larger = a6.load_grid(SCALES[a6.LARGER])
+larger_grid = a6.grid_frame(larger)
+larger_summary = a6.grid_summary(larger_grid)
+overview = display_table(
+    a6.table1_overview(
+        [
+            (pretrained_summary, a6.grid_intervals(pretrained, pretrained_scale), pretrained_scale),
+            (larger_summary, a6.grid_intervals(larger, SCALES[a6.LARGER]), SCALES[a6.LARGER]),
+            (summary, a6.grid_intervals(records, scale), scale),
+        ]
+    ),
+    sig=3,
+    caption="Table 1 of paper A beside every scale that ran it: means over seeds, 95% intervals over seeds and texts.",
+)
+glue("a6_membership_table1_overview", overview, display=False)
+overview
+
+# %% [markdown]
 # ## Table 1 beside ours
 #
 # Paper A's numbers (GPT-2 117M, 20 epochs, hub data) and ours (the scale's small GPT-2
@@ -73,7 +105,10 @@ print(
 # column below) it is not resolvable and is shown as n/a, never as a number.
 
 # %%
-display_table(a6.table1_comparison(summary, scale))
+display_table(
+    a6.table1_comparison(summary, scale),
+    caption="Table 1 of paper A (GPT-2 117M) beside the default scale's toy GPT-2, means over seeds.",
+)
 
 # %% [markdown]
 # ## Table 1 at the larger CPU scale, on the real corpora
@@ -89,10 +124,10 @@ display_table(a6.table1_comparison(summary, scale))
 # core's wall time, summed over the records; two shards run side by side).
 
 # %%
-larger = a6.load_grid(SCALES[a6.LARGER])
-larger_grid = a6.grid_frame(larger)
-larger_summary = a6.grid_summary(larger_grid)
-display_table(a6.table1_comparison(larger_summary, SCALES[a6.LARGER]))
+display_table(
+    a6.table1_comparison(larger_summary, SCALES[a6.LARGER]),
+    caption="Table 1 of paper A beside the larger toy GPT-2 (cpu-large), one seed.",
+)
 
 # %% [markdown]
 # With one seed there is no spread over seeds; the interval beside each AUC is the 95% bootstrap
@@ -100,7 +135,8 @@ display_table(a6.table1_comparison(larger_summary, SCALES[a6.LARGER]))
 
 # %%
 display_table(
-    larger_grid[["dataset", "variant", "nonmembers", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr", "lr_at_edge"]]
+    larger_grid[["dataset", "variant", "nonmembers", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr", "lr_at_edge"]],
+    caption="The larger toy GPT-2's cells: eq. 24's AUC with its interval over texts, and the chosen rate.",
 )
 
 # %% [markdown]
@@ -111,7 +147,8 @@ display_table(
 # Llama architecture (30 blocks of width 576) with its own tokenizer, the instruct variant,
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
 # and value projections. The real Enron and PubMed samples, 200 texts per part cut to their
-# first 128 tokens, 2 epochs, one seed: full and adapter fine-tuning and LoRA r = 8 and 16 on both corpora. `base_ppl` is
+# first 128 tokens, 2 epochs, seed 0 on both corpora and seed 1 where it has run (the `seed` column): full and adapter
+# fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank. `base_ppl` is
 # the pretrained model's own validation perplexity before any fine-tuning, and `params` the
 # number of weights each method trains. The records are committed under
 # `results/published/cpu-pretrained/`; `make results-a6-pretrained DATA_DIR=../shared/data`
@@ -119,18 +156,20 @@ display_table(
 # over the records).
 
 # %%
-pretrained_scale = SCALES[a6.PRETRAINED]
-pretrained = a6.load_grid(pretrained_scale)
-pretrained_grid = a6.grid_frame(pretrained)
-pretrained_summary = a6.grid_summary(pretrained_grid)
 pretrained_base = a6.load_bases(pretrained_scale)
-display_table(a6.table1_comparison(pretrained_summary, pretrained_scale))
+display_table(
+    a6.table1_comparison(pretrained_summary, pretrained_scale),
+    caption="Table 1 of paper A beside SmolLM2-135M-Instruct (cpu-pretrained), means over the seeds each corpus ran.",
+)
 
 # %%
 display_table(
     pretrained_grid.assign(base_ppl=pretrained_grid["dataset"].map(pretrained_base))[
-        ["dataset", "variant", "params", "base_ppl", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr", "lr_at_edge"]
-    ]
+        ["dataset", "variant", "seed", "params", "base_ppl", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr"]
+        + ["lr_at_edge"]
+    ],
+    caption="SmolLM2-135M-Instruct's cells, one row per seed: trained weights, the base's perplexity, eq. 24's AUC "
+    "with its interval over texts, the chosen rate.",
 )
 
 # %% [markdown]
@@ -145,7 +184,8 @@ display_table(
     summary[
         ["dataset", "variant", "seeds", "nonmembers", "ppl", "ppl_spread", "auc", "auc_spread", "tpr1", "epsilon"]
         + ["lr_at_edge"]
-    ]
+    ],
+    caption="Every method at its swept rate at the default scale, with half the range over seeds.",
 )
 
 # %% [markdown]
@@ -156,7 +196,7 @@ display_table(
 # the MIMIR benchmark {cite:p}`duan2024mimir`; AUC, means over seeds.
 
 # %%
-display_table(a6.attack_table(summary))
+display_table(a6.attack_table(summary), caption="AUC of four attacks, default scale, means over seeds.")
 
 # %% [markdown]
 # Offline LiRA {cite:p}`carlini2022membership` replaces eq. 24's single reference by four,
@@ -165,7 +205,7 @@ display_table(a6.attack_table(summary))
 # losses (seed 0; `eq24_auc` is eq. 24 on the same cell).
 
 # %%
-display_table(a6.lira_table(records, scale))
+display_table(a6.lira_table(records, scale), caption="Offline LiRA against eq. 24 on the same cells, seed 0.")
 
 # %% mystnb={"figure": {"caption": "ROC curves of each attack on log-log axes (Penn Treebank, seed 0), one line per method; offline LiRA where its reference models were trained. The dotted diagonal is chance; the dashed line marks the smallest false-positive rate the non-members resolve.", "name": "fig-a6-roc"}, "image": {"alt": "Log-log panels of true-positive against false-positive rate, one per attack, with one curve per fine-tuning method and the chance diagonal."}}
 roc, signals = a6.roc_curves(records, "ptb", 0, scale)
@@ -205,11 +245,16 @@ frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v 
 
 # %%
 matched = a6.matched_frame(curves, scale)
-display_table(a6.matched_display(matched, "full"))
+display_table(
+    a6.matched_display(matched, "full"), caption="Each method against full fine-tuning at matched perplexity (AUC)."
+)
 
 # %%
 matched_adapter = a6.matched_frame(curves, scale, baseline="adapter", compared=("lora-r8", "lora-r16"))
-display_table(a6.matched_display(matched_adapter, "adapter"))
+display_table(
+    a6.matched_display(matched_adapter, "adapter"),
+    caption="LoRA against adapter fine-tuning at matched perplexity (AUC).",
+)
 
 # %% [markdown]
 # ### The same in TPR at 1% FPR
@@ -231,7 +276,10 @@ tpr_fig = plots.frontier_plot(
 
 # %%
 matched_tpr = a6.matched_frame(curves, scale, metric="tpr@0.01")
-display_table(a6.matched_display(matched_tpr, "full", metric="TPR@1%"))
+display_table(
+    a6.matched_display(matched_tpr, "full", metric="TPR@1%"),
+    caption="Each method against full fine-tuning at matched perplexity (TPR at 1% FPR).",
+)
 
 # %%
 matched_tpr_adapter = a6.matched_frame(
@@ -239,7 +287,10 @@ matched_tpr_adapter = a6.matched_frame(
 )
 for name, value in a6.tpr_summary(matched_tpr, matched_tpr_adapter).items():
     glue(name, value, display=False)
-display_table(a6.matched_display(matched_tpr_adapter, "adapter", metric="TPR@1%"))
+display_table(
+    a6.matched_display(matched_tpr_adapter, "adapter", metric="TPR@1%"),
+    caption="LoRA against adapter fine-tuning at matched perplexity (TPR at 1% FPR).",
+)
 
 # %% [markdown]
 # ## The rank
@@ -253,11 +304,11 @@ trends = a6.rank_trends(ranks)
 rank_fig = plots.rank_plot(ranks)
 
 # %%
-display_table(trends)
+display_table(trends, caption="Spearman correlations of LoRA's rank with its AUC and perplexity, at one budget.")
 
 # %%
 rmatched = a6.rank_matched(curves, scale)
-display_table(rmatched)
+display_table(rmatched, caption="LoRA r = 8 against r = 16 at matched perplexity.")
 
 # %% [markdown]
 # ## Table 1's comparisons, with their intervals
@@ -276,7 +327,10 @@ differences = {
     a6.LARGER: a6.grid_differences(larger, SCALES[a6.LARGER]),
     a6.PRETRAINED: a6.grid_differences(pretrained, pretrained_scale),
 }
-display_table(a6.differences_display(differences))
+display_table(
+    a6.differences_display(differences),
+    caption="Table 1's pairwise comparisons at every scale, with 95% intervals over seeds and texts.",
+)
 
 # %% [markdown]
 # ## Random $A$ or fixed $A$: does the projection's randomness protect?
@@ -295,7 +349,9 @@ display_table(a6.differences_display(differences))
 
 # %%
 projection = a6.projection_table(a6.load_projection(scale), scale)
-display_table(a6.projection_display(projection))
+display_table(
+    a6.projection_display(projection), caption="LoRA-FA r = 8 with a random A against a fixed A, default scale."
+)
 
 # %% [markdown]
 # ## Verdicts
@@ -324,6 +380,7 @@ numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexit
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
 numbers |= a6.projection_numbers(projection)
+numbers |= a6.core_outcomes(claims)
 for name, value in numbers.items():
     glue(name, value, display=False)
 ledger.claims_frame(claims)

@@ -14,6 +14,7 @@ from lorapriv_utils import ledger, store
 from lorapriv_utils.chapters import a6_membership as a6
 from lorapriv_utils.mia.engine import models
 from lorapriv_utils.mia.experiments import runner
+from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import SCALES
 
 SCALE = ddp_driver.SCALE  # the scale of the session's tiny tree
@@ -158,6 +159,7 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert numbers["a6_membership_pre_runs"] == 2 and "a6_membership_pre_edge_runs" not in numbers
     edges = a6.scale_numbers(ran.assign(lr_at_edge=[True, False]), "pre", bases)
     assert edges["a6_membership_pre_edge_runs"] == 1
+    assert a6.scale_numbers(ran.assign(seeds=[2, 1]), "pre", bases)["a6_membership_pre_enron_seeds"] == 1
 
 
 def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
@@ -232,6 +234,17 @@ def test_the_chapter_on_tiny_results(results):
     for _, row in auc.iterrows():  # the paired bootstrap's point is the difference of the records' AUCs
         means = summary.set_index("variant")["auc"]
         assert row["diff"] == pytest.approx(means[row["a"]] - means[row["b"]], abs=2e-4)
+    intervals = a6.grid_intervals(records, SCALE)
+    assert len(intervals) == len(summary) and (intervals["seeds"] == 1).all()
+    assert ((intervals["auc_low"] <= intervals["auc"]) & (intervals["auc"] <= intervals["auc_high"])).all()
+    paired = intervals.merge(summary, on=["dataset", "variant"], suffixes=("", "_summary"))
+    assert np.allclose(paired["auc"], paired["auc_summary"], atol=2e-4)  # one seed: the record's own AUC
+    overview = a6.table1_overview([(summary, intervals, SCALE)])
+    assert set(overview["scale"]) == {SCALE.name} and len(overview) == 4  # the e-mails stand in for Enron
+    assert list(overview.columns[:4]) == ["scale", "seeds", "paper dataset", "method"]
+    assert "AUC ours_low" in overview and "TPR@0.01% ours" not in overview
+    shown = display_table(overview, sig=3).frame
+    assert shown["AUC ours"].str.match(r"0\.\d+ \[0\.\d+, 0\.\d+\]").all()  # value and interval in one cell
     claims = a6.claims(
         summary,
         {"full": matched, "adapter": versus_adapter},
@@ -279,6 +292,24 @@ def test_the_chapter_on_tiny_results(results):
     )
     added = {c.claim_id: len(c.checks) - len(d.checks) for c, d in zip(larger, claims, strict=True)}
     assert added["A-6.attribution"] == 0 and all(added[k] > 0 for k in ("A-6.adapter", "A-6.lora", "A-6.rank"))
+    # a pretrained grid decides Table 1's claims: its checks are core, this scale's become caveats named by scale
+    decided = a6.claims(
+        summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE, pretrained=summary
+    )
+    for claim in decided:
+        table1 = claim.claim_id in ("A-6.adapter", "A-6.lora", "A-6.rank")
+        assert claim.decided_at == (a6.PRETRAINED if table1 else None) and claim.scale == SCALE.name
+        assert claim.evidence_scale == (a6.PRETRAINED if table1 else SCALE.name)
+        assert all(c.name.startswith((f"{a6.PRETRAINED}, ", f"{SCALE.name}, ")) for c in claim.checks)
+        if table1:
+            core = [c for c in claim.checks if c.role == "core"]
+            assert core and all(c.name.startswith(f"{a6.PRETRAINED}, ") for c in core)
+            assert claim.summary.startswith(f"At {a6.PRETRAINED}") and "decided_at" in claim.as_record()
+    assert "decided_at" not in claims[0].as_record()  # decided at its own scale: the record as it was
+    counts = a6.core_outcomes(decided)
+    for short in ("adapter", "lora", "rank"):
+        outcomes = [counts[f"a6_membership_core_{short}_{o}"] for o in ("passes", "unresolved", "fails")]
+        assert sum(outcomes) == counts[f"a6_membership_core_{short}_total"] > 0
     assert all(c.verdict in ("holds", "fails", "qualified", "not testable here") for c in claims)
     assert all(math.isfinite(check.measured) for c in claims for check in c.checks)  # unmeasured: left out
     numbers = a6.key_numbers(summary, {"full": matched, "adapter": versus_adapter}, trends, base)

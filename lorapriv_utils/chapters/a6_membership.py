@@ -41,14 +41,13 @@ DATASETS = {
 # Our corpora for each of the paper's, in order of preference: the real one where a scale runs it, else the stand-in.
 PAPER_SOURCES = {"PTB": ("ptb",), "Enron": ("enron", "synthetic-email"), "PubMed": ("pubmed",)}
 LARGER = "cpu-large"  # the larger CPU scale: Table 1's grid on the three real corpora, one seed
-PRETRAINED = "cpu-pretrained"  # a real pretrained language model (SmolLM2-135M-Instruct), one seed so far
+PRETRAINED = "cpu-pretrained"  # a real pretrained language model (SmolLM2-135M-Instruct): decides Table 1's claims
 # what the caveats each scale adds stand for, in the notes of the claims they join (scale_note fills in the sizes)
 SCALE_MODELS = {
-    LARGER: "the larger CPU scale (a {n_layer}-layer GPT-2 of width {n_embd} trained on Penn Treebank, fine-tuned on "
-    "Penn Treebank and the real Enron and PubMed samples",
-    PRETRAINED: "the pretrained scale (SmolLM2-135M-Instruct: a pretrained Llama-architecture model of GPT-2's size "
-    "class but not GPT-2, with its own tokenizer, the instruct variant, its 4-bit weights dequantised; the real Enron "
-    "and PubMed samples, {texts} texts per part cut to their first {block} tokens, {epochs} epochs",
+    LARGER: "the larger CPU scale ({model}, fine-tuned on Penn Treebank and the real Enron and PubMed samples",
+    PRETRAINED: "the pretrained scale ({model}: a Llama-architecture model of GPT-2's size class with its own "
+    "tokenizer, the instruct variant, its 4-bit weights dequantised; the real Enron and PubMed samples, {texts} texts "
+    "per part cut to their first {block} tokens, {epochs} epochs",
 }
 SCALE_LIMITS = {
     LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
@@ -411,15 +410,8 @@ def _tpr1(members: np.ndarray, nonmembers: np.ndarray) -> float:
     return metrics.tpr_at_fpr(members, nonmembers, 0.01).tpr
 
 
-def grid_differences(
-    records: list[dict], scale: Scale, pairs: tuple[tuple[str, str], ...] = DIFFERENCES, root: Path | None = None
-) -> pd.DataFrame:
-    """Per dataset and pair (a, b) of ``pairs`` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
-    a minus b, the mean over the seeds both ran, with the 95% interval of a paired bootstrap that resamples the
-    seeds and, within each, the texts, the same texts for both arms (``metrics.paired_difference``).  Both arms
-    of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
-    the results folder the records lie in (default the book's, ``results/published``)."""
-    from ..mia.attacks import metrics
+def _eq24_signals(records: list[dict], scale: Scale, root: Path | None = None) -> tuple[dict, dict]:
+    """Each cell's eq. 24 signals (members, non-members) and its split digests, by (dataset, variant, seed)."""
     from ..mia.experiments.grid import Cell
 
     signals, splits = {}, {}
@@ -429,6 +421,74 @@ def grid_differences(
         slot = (cell.dataset, variant_name(cell.method, cell.rank), cell.seed)
         signals[slot] = cell_signals(record, scores, None)["eq. 24 (reference)"]
         splits[slot] = {part: record["manifest"]["split_hashes"][part] for part in ("members", "nonmembers")}
+    return signals, splits
+
+
+def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) -> pd.DataFrame:
+    """Per dataset and method: eq. 24's AUC and TPR at 1% FPR, the mean over its seeds, with the 95% interval of
+    the two-stage bootstrap of :func:`metrics.seeds_interval` (seeds, then texts within a seed)."""
+    from ..mia.attacks import metrics
+
+    signals, _ = _eq24_signals(records, scale, root)
+    rows = []
+    for d, v in dict.fromkeys((d, v) for d, v, _ in signals):
+        seeds = sorted(s for (dd, vv, s) in signals if (dd, vv) == (d, v))
+        row = {"dataset": d, "variant": v, "seeds": len(seeds)}
+        for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
+            rng = np.random.default_rng([zlib.crc32(f"{d}/{v}".encode()), k])
+            ci = metrics.seeds_interval(
+                metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples
+            )
+            row |= {name: ci.value, f"{name}_low": ci.low, f"{name}_high": ci.high}
+        rows.append(row)
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def table1_overview(grids: list[tuple[pd.DataFrame, pd.DataFrame, Scale]]) -> pd.DataFrame:
+    """Paper A's Table 1 beside every scale that ran it, one row per scale, corpus and method (the scales in the
+    order given; ``grids`` holds each scale's :func:`grid_summary`, :func:`grid_intervals` and scale): perplexity,
+    and eq. 24's AUC and TPR at 1% FPR with their intervals over seeds and texts."""
+    frames = []
+    for summary, intervals, scale in grids:
+        table = table1_comparison(summary, scale)
+        table = table[table["scale"] != ""].drop(columns=["TPR@0.01% paper", "TPR@0.01% ours"])
+        by_source = {(DATASETS.get(r.dataset, r.dataset), label(r.variant)): r for r in intervals.itertuples()}
+        for metric, column in (("auc", "AUC ours"), ("tpr1", "TPR@1% ours")):
+            for end in ("low", "high"):
+                table[f"{column}_{end}"] = [
+                    getattr(by_source[(data, method)], f"{metric}_{end}", np.nan)
+                    if (data, method) in by_source
+                    else np.nan
+                    for data, method in zip(table["our data"], table["method"], strict=True)
+                ]
+        table.insert(
+            1,
+            "seeds",
+            [
+                by_source[(data, method)].seeds if (data, method) in by_source else 0
+                for data, method in zip(table["our data"], table["method"], strict=True)
+            ],
+        )
+        frames.append(table)
+    out = pd.concat(frames, ignore_index=True)
+    order = [c for c in out.columns if not c.endswith(("_low", "_high"))]
+    columns = []
+    for c in order:
+        columns += [c] + [f"{c}_{e}" for e in ("low", "high") if f"{c}_{e}" in out]
+    return out[columns].reset_index(drop=True)
+
+
+def grid_differences(
+    records: list[dict], scale: Scale, pairs: tuple[tuple[str, str], ...] = DIFFERENCES, root: Path | None = None
+) -> pd.DataFrame:
+    """Per dataset and pair (a, b) of ``pairs`` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
+    a minus b, the mean over the seeds both ran, with the 95% interval of a paired bootstrap that resamples the
+    seeds and, within each, the texts, the same texts for both arms (``metrics.paired_difference``).  Both arms
+    of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
+    the results folder the records lie in (default the book's, ``results/published``)."""
+    from ..mia.attacks import metrics
+
+    signals, splits = _eq24_signals(records, scale, root)
     rows = []
     for d in dict.fromkeys(slot[0] for slot in signals):
         for a, b in pairs:
@@ -738,13 +798,14 @@ def scale_checks(
     scale_name: str = LARGER,
     base_ppl: dict[str, float] | None = None,
     differences: pd.DataFrame | None = None,
+    core: bool = False,
 ) -> dict[str, list[Check]]:
-    """Table 1's checks (:func:`table1_checks`) on another scale's grid, every one a caveat of A-6.adapter,
-    A-6.lora and A-6.rank, named ``scale_name, dataset``."""
+    """Table 1's checks (:func:`table1_checks`) on one scale's grid for A-6.adapter, A-6.lora and A-6.rank, named
+    ``scale_name, dataset``: every one a caveat, unless ``core`` (the scale that decides Table 1's claims)."""
     out: dict[str, list[Check]] = {"A-6.adapter": [], "A-6.lora": [], "A-6.rank": []}
     for d in dict.fromkeys(summary["dataset"]):
         checks = table1_checks(
-            summary, d, f"{scale_name}, {d}", differences, (base_ppl or {}).get(d, math.nan), caveats_only=True
+            summary, d, f"{scale_name}, {d}", differences, (base_ppl or {}).get(d, math.nan), caveats_only=not core
         )
         for claim, found in checks.items():
             out[claim] += found
@@ -758,8 +819,7 @@ def scale_note(scale_name: str, summary: pd.DataFrame) -> str:
 
     engine = get_scale(scale_name).engine
     head = SCALE_MODELS[scale_name].format(
-        n_layer=engine.model.n_layer,
-        n_embd=engine.model.n_embd,
+        model=engine.model.describe(),
         texts=engine.max_texts_per_part,
         block=engine.model.block_size,
         epochs="/".join(dict.fromkeys(str(e) for e in (engine.dense.epochs, engine.lora.epochs))),
@@ -785,7 +845,8 @@ def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dic
         )
         base = (base_ppl or {}).get(d)
         parts.append(f"{d}: AUC {values}" + ("" if base is None else f"; base PPL {base:.4g}"))
-    return f"{scale_name} (one seed): " + "; ".join(parts)
+    seeds = int(summary["seeds"].max()) if "seeds" in summary else 1
+    return f"{scale_name} ({'one seed' if seeds == 1 else f'means over {seeds} seeds'}): " + "; ".join(parts)
 
 
 def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
@@ -834,16 +895,29 @@ def claims(
         row = _row(table, v, d)
         return math.nan if row is None else float(row["diff_high"])
 
+    # Table 1's claims are decided on the pretrained model where its grid was run; this scale's checks are then caveats
+    decider = PRETRAINED if pretrained is not None and len(pretrained) else None
     table1 = {
-        d: table1_checks(summary, d, differences=differences.get(scale.name), base_ppl=base_ppl.get(d, math.nan))
+        d: table1_checks(
+            summary,
+            d,
+            tag=None if decider is None else f"{scale.name}, {d}",
+            differences=differences.get(scale.name),
+            base_ppl=base_ppl.get(d, math.nan),
+            caveats_only=decider is not None,
+        )
         for d in datasets
     }
+
+    def tag(d: str) -> str:
+        return d if decider is None else f"{scale.name}, {d}"
+
     out = []
     checks = []
     for d in datasets:
         checks += table1[d]["A-6.adapter"] + [
             _bound(
-                f"{d}: at matched PPL, upper 95% bound of AUC adapter - full below 0",
+                f"{tag(d)}: at matched PPL, upper 95% bound of AUC adapter - full below 0",
                 diff_high(vs_full, "adapter", d),
                 0.0,
                 role="caveat",
@@ -875,7 +949,7 @@ def claims(
         for r in (8, 16):
             checks.append(
                 _bound(
-                    f"{d}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0",
+                    f"{tag(d)}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0",
                     diff_high(vs_full, f"lora-r{r}", d),
                     0.0,
                     role="caveat",
@@ -899,8 +973,9 @@ def claims(
             "0.15 against adapter fine-tuning; a reading of 0.05 would fail the paper's own PTB row at r = 16), 'a "
             f"slight drop in utility' as a perplexity at most {SLIGHT} times full fine-tuning's "
             "(Table 1's largest LoRA/full ratio is 1.21). Core: the attack comparisons under Table 1's protocol at "
-            "the default scale, means over seeds, each with the 95% interval of a paired bootstrap over seeds and "
-            "texts: a comparison whose interval contains its threshold is unresolved, and leaves the claim "
+            "the scale that decides Table 1's claims (named in each check), means over seeds, each with the 95% "
+            "interval of a paired bootstrap over seeds and texts: a comparison whose interval contains its threshold "
+            "is unresolved, and leaves the claim "
             "qualified rather than failed. Caveats: the utility cost (the perplexity ratio, and the share of "
             "full fine-tuning's log-perplexity gain over the base that LoRA recovers, since a ratio of perplexities "
             "is near 1 whenever fine-tuning gains little), and the frontier at matched perplexity (the same "
@@ -915,10 +990,10 @@ def claims(
         rho_ppl = float(t["rho_rank_ppl"].iloc[0]) if len(t) else math.nan
         rm = rmatched[rmatched["dataset"] == d]
         checks += table1[d]["A-6.rank"] + [
-            _bound(f"{d}: ranks 1-64 at one budget, Spearman(rank, AUC) above 0", rho_auc, 0.0, ">=", "caveat"),
-            _bound(f"{d}: ranks 1-64 at one budget, Spearman(rank, PPL) below 0", rho_ppl, 0.0, "<=", "caveat"),
+            _bound(f"{tag(d)}: ranks 1-64 at one budget, Spearman(rank, AUC) above 0", rho_auc, 0.0, ">=", "caveat"),
+            _bound(f"{tag(d)}: ranks 1-64 at one budget, Spearman(rank, PPL) below 0", rho_ppl, 0.0, "<=", "caveat"),
             _bound(
-                f"{d}: at matched PPL, upper 95% bound of AUC r=8 - r=16 below 0",
+                f"{tag(d)}: at matched PPL, upper 95% bound of AUC r=8 - r=16 below 0",
                 float(rm["diff_high"].iloc[0]) if len(rm) else math.nan,
                 0.0,
                 role="caveat",
@@ -955,20 +1030,21 @@ def claims(
             row = _row(vs_adapter, v, d)
             checks += [
                 _bound(
-                    f"{d}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
+                    f"{tag(d)}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
                     "exposed than training its adapted matrices directly)",
                     math.nan if row is None else float(row["diff_low"]),
                     0.0,
                 ),
                 _bound(
-                    f"{d}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - adapter below 0 (the random factors "
-                    "add protection beyond training those matrices directly)",
+                    f"{tag(d)}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - adapter below 0 (the random "
+                    "factors add protection beyond training those matrices directly)",
                     diff_high(vs_adapter, v, d),
                     0.0,
                     role="caveat",
                 ),
                 _bound(
-                    f"{d}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0 (not merely fitting less)",
+                    f"{tag(d)}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0 (not merely "
+                    "fitting less)",
                     diff_high(vs_full, v, d),
                     0.0,
                     role="caveat",
@@ -1020,13 +1096,24 @@ def claims(
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
         if other is None or not len(other):
             continue
-        extra, sentence = scale_checks(other, name, bases, differences.get(name)), scale_summary(other, name, bases)
+        core = name == decider
+        extra = scale_checks(other, name, bases, differences.get(name), core=core)
+        sentence = scale_summary(other, name, bases)
         for claim in out:
             if extra.get(claim.claim_id):
                 claim.checks += extra[claim.claim_id]
-                claim.summary += f". At {sentence}"
                 note = scale_note(name, other)
-                claim.note += f" Caveats named {name}: the same comparisons under Table 1's protocol at {note}."
+                if core:
+                    claim.decided_at = name
+                    claim.summary = f"At {sentence}. At {scale.name}: {claim.summary}"
+                    claim.note += (
+                        f" Core checks named {name}: Table 1's comparisons on a real pretrained language model, at "
+                        f"{note}. The checks named {scale.name} (the toy GPT-2, whose base knows little language) are "
+                        "caveats there."
+                    )
+                else:
+                    claim.summary += f". At {sentence}"
+                    claim.note += f" Caveats named {name}: the same comparisons under Table 1's protocol at {note}."
     return out
 
 
@@ -1034,7 +1121,7 @@ def scale_numbers(
     summary: pd.DataFrame, prefix: str = "large", base_ppl: dict[str, float] | None = None
 ) -> dict[str, float]:
     """Another scale's numbers that the chapter's text quotes (glued by the notebook), keyed ``<prefix>_*``:
-    AUC, perplexity and trained weights of each method it ran, its non-members and its base perplexity."""
+    AUC, perplexity and trained weights of each method it ran, its non-members, seeds and base perplexity."""
     numbers = {}
     for d in dict.fromkeys(summary["dataset"]):
         ran = set(summary.loc[summary["dataset"] == d, "variant"])
@@ -1047,6 +1134,8 @@ def scale_numbers(
             if "params" in summary:
                 numbers[f"{tag}_params"] = _mean(summary, d, v, "params")
         numbers[f"{prefix}_{d}_nonmembers"] = _mean(summary, d, "full", "nonmembers")
+        if "seeds" in summary:  # the fewest seeds any method ran on this corpus
+            numbers[f"{prefix}_{d}_seeds"] = int(summary.loc[summary["dataset"] == d, "seeds"].min())
         full_ppl = _mean(summary, d, "full", "ppl")
         for v in ("lora-r8", "lora-r16"):
             tag = f"{prefix}_{d}_{v.replace('-', '')}"
@@ -1098,6 +1187,21 @@ def model_numbers(scale: Scale) -> dict[str, int]:
 
     sizes = {"base_params": scale, "large_base_params": get_scale(LARGER), "pre_base_params": get_scale(PRETRAINED)}
     return quoted_numbers(KEY, {name: s.engine.model.parameters() for name, s in sizes.items()})
+
+
+def core_outcomes(claims: list[Claim]) -> dict[str, int]:
+    """How the core checks of Table 1's claims came out (glue keys ``a6_membership_core_<claim>_<outcome>``, with
+    ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps and A-6.rank's comparisons."""
+    numbers = {}
+    for claim in claims:
+        if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank"):
+            continue
+        core = [c for c in claim.checks if c.role == "core" and ("AUC" in c.name or claim.claim_id == "A-6.rank")]
+        short = claim.claim_id.split(".")[1]
+        numbers[f"core_{short}_total"] = len(core)
+        for outcome in ("passes", "unresolved", "fails"):
+            numbers[f"core_{short}_{outcome}"] = sum(c.outcome == outcome for c in core)
+    return quoted_numbers(KEY, numbers)
 
 
 def key_numbers(
