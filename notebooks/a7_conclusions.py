@@ -62,7 +62,9 @@ print(
 # take here, and how many of them pass.
 
 # %%
-display_table(a7.parts_frame(results))
+display_table(
+    a7.parts_frame(results), caption="The parts of each concluding claim, their sources and how many checks pass."
+)
 
 # %% [markdown]
 # ## Where they fail
@@ -73,7 +75,7 @@ display_table(a7.parts_frame(results))
 # %%
 for claim in claims:
     print(f"{claim.claim_id}: {claim.verdict}")
-    display(display_table(a7.failed_checks(claim)))
+    display(display_table(a7.failed_checks(claim), caption="Up to three checks of each part that do not pass."))
 
 # %% [markdown]
 # ## Verdicts

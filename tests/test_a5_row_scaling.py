@@ -110,37 +110,51 @@ def test_missing_results_say_how_to_regenerate_them(tmp_path):
         a5.load_audits(tmp_path)
 
 
-def audit_records(shifts: dict[str, float], certified: float = 2.0, m: int = 400) -> list[dict]:
-    """Synthetic audit records: canaries shared by all, the included ones' scores shifted by each method's value."""
+DESIGN = {"dataset": "synthetic-email", "seeds": (1, 2), "canaries": 400, "guesses_each_side": 50, "epochs": 16}
+
+
+def audit_records(
+    shifts: dict[str, float], certified: float = 2.0, m: int = 400, seeds=(1, 2), ppl: dict | None = None
+) -> list[dict]:
+    """Synthetic audit records of ``DESIGN``: per seed, canaries shared by all methods, each canary's score its own
+    difficulty plus a little noise, the included ones' shifted by each method's value; validation perplexity 100 + the
+    method's position, or ``ppl``'s."""
     from lorapriv_utils.mia.attacks import canary
     from lorapriv_utils.store import seal
 
-    included = canary.inclusion(m, seed=0)
     config = canary.CanaryConfig(m, 50)
     records = []
-    for k, (name, shift) in enumerate(shifts.items()):
-        method, *rest = name.split("-")
-        rank = int(rest[0][1:]) if rest and rest[0].startswith("r") else None
-        sigma = float(name.split("-z")[1]) if "-z" in name else None
-        scores = np.random.default_rng(k).normal(0, 1, m) + shift * included
-        training = {"steps": 10}
-        if sigma is not None:
-            training |= {"noise_multiplier": sigma, "epsilon": certified if sigma >= 1 else None, "epsilon_rdp": None}
-        rec = {
-            "audit": canary.canary_audit(scores, included, config),
-            "scores": scores.tolist(),
-            "included": included.tolist(),
-            "validation_perplexity": 100.0 + k,
-            "training": training,
-            "manifest": {
-                "canary_config": dataclasses.asdict(config),
-                "cell": {"method": method, "rank": rank, "seed": 0},
-                "train_config": {"epochs": 16, "lr": 0.01, "batch_size": 16},
-                "model": {"n_embd": 64, "n_layer": 2},
-                "config": {"engine": {"rowscale": {"delta": 0.5}}},
-            },
-        }
-        records.append(seal(rec, kind="canary-audit"))
+    for seed in seeds:
+        included = canary.inclusion(m, seed=seed)
+        difficulty = np.random.default_rng([seed]).normal(0, 1, m)
+        for k, (name, shift) in enumerate(shifts.items()):
+            method, *rest = name.split("-")
+            rank = int(rest[0][1:]) if rest and rest[0].startswith("r") else None
+            sigma = float(name.split("-z")[1]) if "-z" in name else None
+            scores = difficulty + np.random.default_rng([seed, k]).normal(0, 0.2, m) + shift * included
+            training = {"steps": 10}
+            if sigma is not None:
+                training |= {
+                    "noise_multiplier": sigma,
+                    "epsilon": certified if sigma >= 1 else None,
+                    "epsilon_rdp": None,
+                }
+            rec = {
+                "audit": canary.canary_audit(scores, included, config),
+                "scores": scores.tolist(),
+                "included": included.tolist(),
+                "validation_perplexity": (ppl or {}).get(name, 100.0 + k),
+                "training": training,
+                "manifest": {
+                    "canary_config": dataclasses.asdict(config),
+                    "cell": {"method": method, "rank": rank, "seed": seed, "dataset": "synthetic-email"},
+                    "train_config": {"epochs": 16, "lr": 0.01, "batch_size": 16},
+                    "model": {"n_embd": 64, "n_layer": 2},
+                    "config": {"engine": {"rowscale": {"delta": 0.5}}},
+                    "wall_seconds": 60.0,
+                },
+            }
+            records.append(seal(rec, kind="canary-audit"))
     return records
 
 
@@ -150,9 +164,13 @@ SHIFTS = {
     "rowscale-r8": 0.3,
     "dpsgd-r8-z0.0340207": 0.3,
     "dpsgd-r8-z1": 0.0,
-    "lora-r2": 0.1,
-    "lora-r32": 0.6,
 }
+
+
+def judged(records, scale):
+    table = a5.audit_table(records, scale)
+    diffs = a5.audit_differences(records, a5.audit_pairs(records), scale)
+    return table, diffs, a5.audit_claim(table, diffs, records, scale)
 
 
 @pytest.mark.slow
@@ -164,64 +182,84 @@ def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale)
     records = audit_records(SHIFTS)
     for rec in records:
         (tmp_path / f"{a5.audit_name(rec)}.json").write_text(json.dumps(rec))
-    loaded = a5.load_audits(tmp_path)
+    loaded = a5.load_audits(tmp_path, DESIGN)
     assert a5.implied_multiplier(loaded[0]) == pytest.approx(0.0340207, rel=1e-6)
-    table = a5.audit_table(loaded, tiny_scale)
-    assert table["method"].tolist()[:2] == ["full fine-tuning", "LoRA r=2"]
-    assert table["certified_eps_prv"].isna().sum() == 6 and (table["auc_low"] <= table["canary_auc"]).all()
+    table, diffs, claim = judged(loaded, tiny_scale)
+    assert table["method"].tolist()[:2] == ["full fine-tuning", "LoRA r=8"] and (table["seeds"] == 2).all()
+    assert table["certified_eps_prv"].isna().sum() == 4 and (table["auc_low"] <= table["canary_auc"]).all()
     assert (table["canary_auc"] <= table["auc_high"]).all()
-    full = table.set_index("name").loc["full-s0"]
-    assert full["canary_auc"] > 0.9 and full["eps_lower_bound"] > 1
-    diffs = a5.audit_differences(loaded, a5.audit_pairs(loaded), tiny_scale)
-    assert diffs["comparison"].tolist()[2] == "rowscale_dp" and diffs["minus"].tolist()[2] == "dpsgd-r8-z0.0340207-s0"
+    full = table.set_index("name").loc["full"]
+    assert full["canary_auc"] > 0.9 and full["eps_lower_bound"] > 1 and full["right"] <= full["guesses"] == 200
+    assert diffs["comparison"].tolist()[2] == "rowscale_dp" and diffs["minus"].tolist()[2] == "dpsgd-r8-z0.0340207"
     assert (diffs["low"] <= diffs["difference"]).all() and (diffs["difference"] <= diffs["high"]).all()
     assert diffs["high"].iloc[0] < 0 and diffs["low"].iloc[2] < 0 < diffs["high"].iloc[2]
-    claim = a5.audit_claim(table, diffs, loaded, tiny_scale)
-    assert claim.verdict == "qualified"  # robust next to full, like DP-SGD at a multiplier that certifies nothing
-    failed = {c.name.split(":")[0] for c in claim.checks if not c.passed}
-    assert any("meaningful epsilon" in name for name in failed) and any("within 0.05" in name for name in failed)
+    # equal leakage and utility: the equivalence passes; DP-SGD at the multiplier certifies nothing (a caveat)
+    assert claim.verdict == "qualified"
+    core = [c for c in claim.checks if c.role == "core"]
+    assert len(core) == 3 and all(c.outcome == "passes" for c in core)
+    assert [c.name for c in claim.checks if not c.passed] == [claim.checks[-1].name]
+    assert "meaningful epsilon" in claim.checks[-1].name
     assert [c.role for c in claim.checks[:2]] == ["instrument", "instrument"]
     numbers = a5.audit_numbers(table, diffs, loaded)
     assert numbers["a5_row_scaling_audit_canaries"] == 400 and numbers["a5_row_scaling_audit_eps_full"] > 1
     assert numbers["a5_row_scaling_audit_ppl_full"] == 100.0 and numbers["a5_row_scaling_audit_rows"] == 192
     assert numbers["a5_row_scaling_audit_implied_z_joint"] == 0.0241  # n = 2 layers x 192 rows
+    assert numbers["a5_row_scaling_audit_wall_minutes"] == 10.0 and numbers["a5_row_scaling_audit_seeds"] == 2
     from lorapriv_utils import plots
 
     assert len(plots.audit_plot(table).axes) == 2
-    (tmp_path / "full-s0.json").write_text(json.dumps({**records[0], "audit": {}}))
+    (tmp_path / "full-s1.json").write_text(json.dumps({**records[0], "audit": {}}))
     with pytest.raises(ValueError, match="checksum"):
-        a5.load_audits(tmp_path)
+        a5.load_audits(tmp_path, DESIGN)
 
 
 @pytest.mark.slow
-def test_the_audit_claim_fails_or_refuses_when_it_should(tiny_scale):
+def test_every_core_check_of_the_audit_can_fail(tiny_scale):
+    """Row scaling that leaks more, or less, than DP-SGD at its multiplier fails the equivalence on that side; one
+    that learns unlike it fails matched utility; an audit too weak to catch full fine-tuning, or to tell the noise
+    levels apart, judges nothing."""
+    for shift, side in ((1.5, "upper side"), (-1.0, "lower side")):
+        claim = judged(audit_records({**SHIFTS, "rowscale-r8": shift}), tiny_scale)[2]
+        assert claim.verdict == "fails"
+        assert [c.name for c in claim.checks if c.outcome == "fails" and c.role == "core"] == [
+            next(c.name for c in claim.checks if side in c.name)
+        ]
+    claim = judged(audit_records(SHIFTS, ppl={"rowscale-r8": 150.0}), tiny_scale)[2]
+    assert claim.verdict == "fails" and any("matched utility" in c.name and not c.passed for c in claim.checks)
+    close = judged(audit_records({**SHIFTS, "rowscale-r8": 0.45}), tiny_scale)[2]  # interval across the margin
+    assert close.verdict == "qualified" and any(c.outcome == "unresolved" for c in close.checks if c.role == "core")
+    for weak, reason in (({"full": 0.1}, "full fine-tuning"), ({"dpsgd-r8-z1": 0.3}, "cannot tell DP-SGD")):
+        claim = judged(audit_records({**SHIFTS, **weak}), tiny_scale)[2]
+        assert claim.verdict == "not testable here" and "too weak" in claim.summary and reason in claim.summary
+
+
+@pytest.mark.slow
+def test_the_audit_refuses_records_it_cannot_trust(tmp_path, tiny_scale):
     import pytest
 
     from lorapriv_utils.ledger import InstrumentError
 
-    leaky = audit_records({**SHIFTS, "rowscale-r8": 1.5})  # row scaling leaking more than DP-SGD at its multiplier
-    table = a5.audit_table(leaky, tiny_scale)
-    diffs = a5.audit_differences(leaky, a5.audit_pairs(leaky), tiny_scale)
-    assert a5.audit_claim(table, diffs, leaky, tiny_scale).verdict == "fails"
     broken = audit_records({**SHIFTS, "dpsgd-r8-z1": 3.0}, certified=0.5)  # an audit above a certificate: a bug
-    table = a5.audit_table(broken, tiny_scale)
-    diffs = a5.audit_differences(broken, a5.audit_pairs(broken), tiny_scale)
     with pytest.raises(InstrumentError):
-        a5.audit_claim(table, diffs, broken, tiny_scale)
+        judged(broken, tiny_scale)
     other = audit_records(SHIFTS)
     other[1]["included"] = list(~np.asarray(other[1]["included"]))
-    with pytest.raises(ValueError, match="share their canaries"):
+    with pytest.raises(ValueError, match="of seed 1 do not share their canaries"):
         a5.audit_table(other, tiny_scale)
     stale = audit_records(SHIFTS)
     stale[0]["audit"]["epsilon_lower_bound"] += 0.1  # a bound from other code than today's
-    with pytest.raises(ValueError, match="full-s0: the stored audit is not what the bound computes now"):
+    with pytest.raises(ValueError, match="full-s1: the stored audit is not what the bound computes now"):
         a5.audit_table(stale, tiny_scale)
-    with pytest.raises(ValueError, match="no audit named lora-r4-s0"):
-        a5.audit_differences(leaky, {"x": ("lora-r4-s0", "full-s0")}, tiny_scale)
-    weak = audit_records({**SHIFTS, "full": 0.1})  # an audit that cannot catch full fine-tuning judges nothing
-    table = a5.audit_table(weak, tiny_scale)
-    claim = a5.audit_claim(table, a5.audit_differences(weak, a5.audit_pairs(weak), tiny_scale), weak, tiny_scale)
-    assert claim.verdict == "not testable here" and "too weak" in claim.summary
+    with pytest.raises(ValueError, match="no audit named lora-r4"):
+        a5.audit_differences(stale[1:], {"x": ("lora-r4", "full")}, tiny_scale)
+    with pytest.raises(ValueError, match=r"full-s0 is not of the audit's fixed design \(seed=0"):
+        a5.check_design(audit_records(SHIFTS, seeds=(0, 1)), DESIGN)
+    with pytest.raises(ValueError, match="epochs=4"):
+        wrong = audit_records(SHIFTS)
+        wrong[0]["manifest"]["train_config"]["epochs"] = 4
+        a5.check_design(wrong, DESIGN)
+    with pytest.raises(ValueError, match="not every seed of \\(1, 2\\) is audited"):
+        a5.check_design(audit_records(SHIFTS, seeds=(1,)), DESIGN)
 
 
 def test_one_sample_noise_verdict(tiny_scale):

@@ -14,7 +14,6 @@ import pandas as pd
 
 from ..catalogue import regenerate
 from ..ledger import Claim, check_bound, check_close, check_estimate
-from ..mia.attacks import resampling
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import projection
@@ -465,20 +464,66 @@ def real_multiplier_numbers(table: pd.DataFrame, record: dict) -> dict[str, floa
     return quoted_numbers(KEY, numbers)
 
 
-AUDIT_RESULTS = "results/published/cpu-small/audit/ptb"  # relative to the repository root
+AUDIT_RESULTS = "results/published/cpu-small/audit/synthetic-email"  # relative to the repository root
 COST_RESULTS = "results/published/bench/rowscale_cost.json"
 COST_RESULTS_LARGER = "results/published/bench/rowscale_cost_cpu-large.json"  # the larger CPU scale's model
 REGENERATE = regenerate("audit", "cost", "cost-large")
 MEANINGFUL_EPSILON = 10.0  # a certificate above this says nothing a reader could rely on
 AUDIT_RESAMPLES = 2000
 AUDIT_POWER = 0.5  # an audit that proves less than this about full fine-tuning cannot judge LoRA
+# The audit's design, fixed before its runs (issue 29) and on coins no earlier run had used: an exploratory run on
+# Penn Treebank with seed 0 (commit c2a56cb) chose the settings; these seeds draw a new split, new canary coins
+# and new training randomness.  A record of any other design is refused.
+AUDIT_DESIGN = {
+    "dataset": "synthetic-email",
+    "seeds": (1, 2, 3),
+    "canaries": 300,
+    "guesses_each_side": 40,
+    "epochs": 16,
+}
+UTILITY_MATCH = 1.05  # row-scaled LoRA and DP-SGD at its multiplier compared at matched utility: PPL ratio within
 _AUDIT = 31
 METHOD_NAMES = {"full": "full fine-tuning", "lora": "LoRA", "rowscale": "LoRA, row-scaled", "dpsgd": "DP-SGD"}
 
 
-def load_audits(folder=None) -> list[dict]:
+def _design_of(record: dict) -> dict:
+    manifest = record["manifest"]
+    return {
+        "dataset": manifest["cell"]["dataset"],
+        "seed": manifest["cell"]["seed"],
+        "canaries": manifest["canary_config"]["canaries"],
+        "guesses_each_side": manifest["canary_config"]["guesses_each_side"],
+        "epochs": manifest["train_config"]["epochs"],
+    }
+
+
+def check_design(records: list[dict], design: dict | None = None) -> None:
+    """Refuse audits that are not :data:`AUDIT_DESIGN`'s (or ``design``'s): another corpus, seed, number of canaries,
+    guesses or epochs, or a design whose seeds are not all there for every method."""
+    design = design or AUDIT_DESIGN
+    for record in records:
+        found = _design_of(record)
+        wanted = {k: v for k, v in design.items() if k != "seeds"}
+        off = {k: found[k] for k in wanted if found[k] != wanted[k]}
+        if found["seed"] not in design["seeds"]:
+            off["seed"] = found["seed"]
+        if off:
+            raise ValueError(
+                f"{audit_name(record)} is not of the audit's fixed design "
+                f"({', '.join(f'{k}={v}' for k, v in off.items())}"
+                f"; the design: {design}): rerun it with {REGENERATE}"
+            )
+    seeds = {}
+    for record in records:
+        seeds.setdefault(audit_variant(record), set()).add(record["manifest"]["cell"]["seed"])
+    short = sorted(v for v, s in seeds.items() if s != set(design["seeds"]))
+    if short:
+        raise ValueError(f"{', '.join(short)}: not every seed of {design['seeds']} is audited: {REGENERATE}")
+
+
+def load_audits(folder=None, design: dict | None = None) -> list[dict]:
     """The committed canary-audit records of this chapter (default: ``AUDIT_RESULTS`` in the checkout), each
-    verified against its checksum."""
+    verified against its checksum and all of the audit's fixed design (:func:`check_design`)."""
     from pathlib import Path
 
     from ..ledger import ledger_dir
@@ -494,16 +539,22 @@ def load_audits(folder=None) -> list[dict]:
             records.append(read_record(path, "canary-audit"))
         except ValueError as err:
             raise ValueError(f"{path} does not verify ({err}): regenerate it ({REGENERATE})") from None
+    check_design(records, design)
     return records
 
 
-def audit_name(record: dict) -> str:
-    """A record's short name, as its file is named: method, rank, DP-SGD's multiplier and seed (``dpsgd-r8-z1-s0``)."""
+def audit_variant(record: dict) -> str:
+    """A record's method, rank and DP-SGD's multiplier, as its file is named less the seed (``dpsgd-r8-z1``)."""
     from ..mia.experiments.grid import cell_name
 
     cell = record["manifest"]["cell"]
     sigma = record["training"]["noise_multiplier"] if cell["method"] == "dpsgd" else None
-    return cell_name(cell["method"], cell["rank"], sigma, cell["seed"])
+    return cell_name(cell["method"], cell["rank"], sigma)
+
+
+def audit_name(record: dict) -> str:
+    """A record's short name, as its file is named: method, rank, DP-SGD's multiplier and seed (``dpsgd-r8-z1-s1``)."""
+    return f"{audit_variant(record)}-s{record['manifest']['cell']['seed']}"
 
 
 def _label(record: dict) -> str:
@@ -519,83 +570,96 @@ def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
     return roc_auc(-scores[included], -scores[~included])  # a higher score says "trained on"
 
 
-def _audited(records: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each record's canary scores and inclusion, by name; every audit must share one set of canaries, and its stored
-    counts and bound must be what the current code computes from its stored scores (else the record is stale)."""
+def _audited(records: list[dict]) -> dict[str, dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """Each variant's canary scores and inclusion by seed; the audits of one seed must share one set of canaries,
+    and each record's stored counts and bound must be what the current code computes from its stored scores (else
+    the record is stale)."""
     from ..mia.attacks.canary import CanaryConfig, canary_audit
 
-    out = {audit_name(r): (np.asarray(r["scores"], dtype=np.float64), np.asarray(r["included"], bool)) for r in records}
-    first = next(iter(out.values()))[1]
-    if any(not np.array_equal(inc, first) for _, inc in out.values()):
-        raise ValueError("the audits do not share their canaries' inclusion: rerun them with one seed")
+    out: dict[str, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
+    coins: dict[int, np.ndarray] = {}
     for record in records:
-        scores, included = out[audit_name(record)]
+        seed = record["manifest"]["cell"]["seed"]
+        scores, included = np.asarray(record["scores"], dtype=np.float64), np.asarray(record["included"], bool)
+        if not np.array_equal(coins.setdefault(seed, included), included):
+            raise ValueError(f"the audits of seed {seed} do not share their canaries' inclusion: rerun them")
         if canary_audit(scores, included, CanaryConfig(**record["manifest"]["canary_config"])) != record["audit"]:
             raise ValueError(f"{audit_name(record)}: the stored audit is not what the bound computes now: {REGENERATE}")
+        out.setdefault(audit_variant(record), {})[seed] = (scores, included)
     return out
 
 
+def _arms(scores: np.ndarray, included: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Canary scores as (members, non-members) signals in :func:`metrics.roc_auc`'s convention (lower: member)."""
+    return -scores[included], -scores[~included]
+
+
 def audit_table(records: list[dict], scale: Scale) -> pd.DataFrame:
-    """One row per audited method: utility, its certificate (DP-SGD only), the one-run audit's counts and bound,
-    and the canary AUC with a percentile bootstrap interval over canaries."""
+    """One row per audited method, over the design's seeds: mean utility, its certificate (DP-SGD only), the one-run
+    audits' counts summed over seeds and their smaller epsilon bound, and the canary AUC averaged over seeds with the
+    95% interval of a two-stage bootstrap (seeds, then canaries within a seed)."""
+    from ..mia.attacks.metrics import roc_auc, seeds_interval
+
     order = {"full": 0, "lora": 1, "rowscale": 2, "dpsgd": 3}
     audited = _audited(records)
     rng = rng_for(scale.seed, _AUDIT)
+    groups: dict[str, list[dict]] = {}
+    for record in records:
+        groups.setdefault(audit_variant(record), []).append(record)
     rows = []
-    for record in sorted(
-        records,
-        key=lambda r: (
-            order[r["manifest"]["cell"]["method"]],
-            r["manifest"]["cell"]["rank"] or 0,
-            -r["training"].get("noise_multiplier", 0),
+    for variant, runs in sorted(
+        groups.items(),
+        key=lambda item: (
+            order[item[1][0]["manifest"]["cell"]["method"]],
+            item[1][0]["manifest"]["cell"]["rank"] or 0,
+            -item[1][0]["training"].get("noise_multiplier", 0),
         ),
     ):
-        audit, training, cfg = record["audit"], record["training"], record["manifest"]["train_config"]
-        scores, included = audited[audit_name(record)]
-        draws = [
-            _canary_auc(scores[k], included[k]) for (k,) in resampling.resamples(rng, (scores.size,), AUDIT_RESAMPLES)
-        ]
-        low, high = resampling.percentile(draws)
+        runs = sorted(runs, key=lambda r: r["manifest"]["cell"]["seed"])
+        first, training = runs[0], runs[0]["training"]
+        seeds = audited[variant]
+        auc = seeds_interval(roc_auc, [_arms(*seeds[s]) for s in sorted(seeds)], rng, AUDIT_RESAMPLES)
         rows.append(
             {
-                "method": _label(record),
-                "epochs": cfg["epochs"],
-                "lr": cfg["lr"],
+                "method": _label(first),
+                "seeds": len(runs),
+                "epochs": first["manifest"]["train_config"]["epochs"],
+                "lr": "/".join(dict.fromkeys(f"{r['manifest']['train_config']['lr']:g}" for r in runs)),
                 "steps": training["steps"],
-                "val_perplexity": record["validation_perplexity"],
+                "val_perplexity": float(np.mean([r["validation_perplexity"] for r in runs])),
                 "certified_eps_prv": np.nan if training.get("epsilon") is None else training["epsilon"],
                 "certified_eps_rdp": np.nan if training.get("epsilon_rdp") is None else training["epsilon_rdp"],
-                "canaries": audit["canaries"],
-                "right": audit["right"],
-                "guesses": audit["guesses"],
-                "eps_lower_bound": audit["epsilon_lower_bound"],
-                "canary_auc": _canary_auc(scores, included),
-                "auc_low": low,
-                "auc_high": high,
-                "name": audit_name(record),
+                "canaries": first["audit"]["canaries"],
+                "right": sum(r["audit"]["right"] for r in runs),
+                "guesses": sum(r["audit"]["guesses"] for r in runs),
+                "eps_lower_bound": min(r["audit"]["epsilon_lower_bound"] for r in runs),
+                "canary_auc": auc.value,
+                "auc_low": auc.low,
+                "auc_high": auc.high,
+                "name": variant,
             }
         )
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
 def audit_differences(records: list[dict], pairs: dict[str, tuple[str, str]], scale: Scale) -> pd.DataFrame:
-    """Canary AUC of one audit minus another's (``pairs``: a name for each (audit, minus) of :func:`audit_name`),
-    with a paired percentile bootstrap over canaries: the audits share their canaries, so each resample draws the
-    same canaries for both."""
+    """Canary AUC of one audited method minus another's (``pairs``: a name for each (audit, minus) of
+    :func:`audit_variant`), averaged over seeds, with the two-stage paired bootstrap of
+    :func:`metrics.paired_difference`:
+    seeds, then canaries, the same canaries for both methods (the audits of one seed share their canaries)."""
+    from ..mia.attacks.metrics import Arms, paired_difference, roc_auc
+
     audited = _audited(records)
     missing = sorted({name for pair in pairs.values() for name in pair} - set(audited))
     if missing:
         raise ValueError(f"no audit named {', '.join(missing)} among {', '.join(sorted(audited))}: {REGENERATE}")
-    size = next(iter(audited.values()))[0].size
     rng = rng_for(scale.seed, _AUDIT, 1)
-    resamples = resampling.resamples(rng, (size,), AUDIT_RESAMPLES)
     rows = []
     for key, (a, b) in pairs.items():
-        (sa, inc), (sb, _) = audited[a], audited[b]
-        draws = [_canary_auc(sa[k], inc[k]) - _canary_auc(sb[k], inc[k]) for (k,) in resamples]
-        low, high = resampling.percentile(draws)
-        point = _canary_auc(sa, inc) - _canary_auc(sb, inc)
-        rows.append({"comparison": key, "audit": a, "minus": b, "difference": point, "low": low, "high": high})
+        seeds = sorted(audited[a])
+        arms = [Arms(_arms(*audited[a][s]), _arms(*audited[b][s])) for s in seeds]
+        ci = paired_difference(roc_auc, arms, rng, AUDIT_RESAMPLES)
+        rows.append({"comparison": key, "audit": a, "minus": b, "difference": ci.value, "low": ci.low, "high": ci.high})
     return rounded_frame(pd.DataFrame(rows), 4)
 
 
@@ -610,16 +674,15 @@ def implied_multiplier(record: dict, layers: int = 1) -> float:
 
 
 AUDIT_PAIRS = {  # name: (audit, minus), for the claim and the page; {implied}: DP-SGD at §5.1's multiplier
-    "rowscale_full": ("rowscale-r8-s0", "full-s0"),
-    "lora_full": ("lora-r8-s0", "full-s0"),
-    "rowscale_dp": ("rowscale-r8-s0", "dpsgd-r8-z{implied:g}-s0"),
-    "lora_dp": ("lora-r8-s0", "dpsgd-r8-z{implied:g}-s0"),
-    "rowscale_lora": ("rowscale-r8-s0", "lora-r8-s0"),
-    "rowscale_dp_one": ("rowscale-r8-s0", "dpsgd-r8-z1-s0"),
-    "dp_implied_dp_one": ("dpsgd-r8-z{implied:g}-s0", "dpsgd-r8-z1-s0"),
-    "r2_r32": ("lora-r2-s0", "lora-r32-s0"),
+    "rowscale_full": ("rowscale-r8", "full"),
+    "lora_full": ("lora-r8", "full"),
+    "rowscale_dp": ("rowscale-r8", "dpsgd-r8-z{implied:g}"),
+    "lora_dp": ("lora-r8", "dpsgd-r8-z{implied:g}"),
+    "rowscale_lora": ("rowscale-r8", "lora-r8"),
+    "rowscale_dp_one": ("rowscale-r8", "dpsgd-r8-z1"),
+    "dp_implied_dp_one": ("dpsgd-r8-z{implied:g}", "dpsgd-r8-z1"),
 }
-EQUIVALENCE_MARGIN = 0.05  # canary AUC: "mimics" read as both ends of the interval within this of DP-SGD's
+EQUIVALENCE_MARGIN = 0.05  # canary AUC: "mimics" read as the difference's interval inside (-margin, +margin)
 
 
 def _rowscale_record(records: list[dict]) -> dict:
@@ -637,64 +700,82 @@ def audit_pairs(records: list[dict]) -> dict[str, tuple[str, str]]:
 
 
 def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], scale: Scale) -> Claim:
-    """A-5.1-equivalence from the canary audits: robust next to full fine-tuning, like DP-SGD at §5.1's multiplier
-    (not resolved leakier: core; within ``EQUIVALENCE_MARGIN``: caveat), a meaningful certificate at that multiplier,
-    and less leakage at smaller rank.  An audit that cannot catch full fine-tuning judges nothing: no evidence then."""
+    """A-5.1-equivalence from the canary audits of the fixed design: row-scaled LoRA mimics DP-SGD at §5.1's
+    multiplier.  Core: equivalence in canary AUC (the difference's interval inside +-``EQUIVALENCE_MARGIN``, two
+    one-sided checks) at matched utility (perplexities within ``UTILITY_MATCH``); each fails if row scaling behaves
+    unlike that DP-SGD.  An audit that cannot catch full fine-tuning, or cannot tell DP-SGD at sigma = 1 from DP-SGD at
+    the multiplier, judges nothing: no evidence then."""
     row = table.set_index("name")
     diff = {(r.audit, r.minus): r for r in diffs.itertuples()}
     pairs = audit_pairs(records)
     implied = implied_multiplier(_rowscale_record(records))
-    dp_implied, dp_one = pairs["rowscale_dp"][1], pairs["rowscale_dp_one"][1]
+    rowscale, dp_implied, dp_one = pairs["rowscale_dp"][0], pairs["rowscale_dp"][1], pairs["rowscale_dp_one"][1]
     certified = float(row.loc[dp_one, "certified_eps_prv"])
     rdp_implied = row.loc[dp_implied, "certified_eps_rdp"]
-    power = float(row.loc["full-s0", "eps_lower_bound"])
+    power = float(row.loc["full", "eps_lower_bound"])
+    noise_levels = diff[pairs["dp_implied_dp_one"]]
+    below_certificate = check_bound(
+        "the audit stays below DP-SGD's certificate at sigma=1 on every seed (else the audit or the accountant is "
+        "wrong)",
+        float(max(r["audit"]["epsilon_lower_bound"] for r in records if audit_variant(r) == dp_one)),
+        certified,
+        role="instrument",
+    )
+    weak = None
     if power < AUDIT_POWER:
+        weak = f"the audit proves only epsilon >= {power:.2f} for full fine-tuning (below {AUDIT_POWER:g})"
+    elif noise_levels.low <= 0:
+        weak = (
+            f"the audit cannot tell DP-SGD at sigma=1 from DP-SGD at {implied:.3g} (difference "
+            f"{noise_levels.difference:+.3f}"
+            f", {noise_levels.low:+.3f} to {noise_levels.high:+.3f})"
+        )
+    if weak:
         return Claim(
             claim_id="A-5.1-equivalence",
             scale=scale.name,
-            summary=f"the audit proves only epsilon >= {power:.2f} for full fine-tuning (below {AUDIT_POWER:g}): too "
-            "weak to judge LoRA at this scale",
+            checks=[below_certificate],
+            summary=f"{weak}: too weak to judge LoRA here",
         )
     rowscale_dp = diff[pairs["rowscale_dp"]]
+    interval = (float(rowscale_dp.low), float(rowscale_dp.high))
+    ratio = float(row.loc[rowscale, "val_perplexity"]) / float(row.loc[dp_implied, "val_perplexity"])
     checks = [
         check_bound(
-            f"the audit has power: its epsilon lower bound for full fine-tuning is at least {AUDIT_POWER:g}",
+            f"the audit has power: its epsilon lower bound for full fine-tuning is at least {AUDIT_POWER:g} on every "
+            "seed",
             power,
             AUDIT_POWER,
             direction=">=",
             role="instrument",
         ),
+        below_certificate,
         check_bound(
-            "the audit stays below DP-SGD's certificate at sigma=1 (else the audit or the accountant is wrong)",
-            float(row.loc[dp_one, "eps_lower_bound"]),
-            certified,
-            role="instrument",
+            f"row-scaled LoRA's canary AUC at most {EQUIVALENCE_MARGIN:g} above DP-SGD's at §5.1's multiplier "
+            f"{implied:.3g} (equivalence, upper side)",
+            float(rowscale_dp.difference),
+            EQUIVALENCE_MARGIN,
+            interval=interval,
         ),
         check_bound(
-            "row-scaled LoRA's canary AUC resolved below full fine-tuning's (upper end of the difference)",
+            f"row-scaled LoRA's canary AUC at most {EQUIVALENCE_MARGIN:g} below DP-SGD's at §5.1's multiplier "
+            f"{implied:.3g} (equivalence, lower side)",
+            float(rowscale_dp.difference),
+            -EQUIVALENCE_MARGIN,
+            direction=">=",
+            interval=interval,
+        ),
+        check_bound(
+            f"matched utility: row-scaled LoRA's validation PPL within a factor {UTILITY_MATCH:g} of DP-SGD's at "
+            "§5.1's multiplier (the larger over the smaller)",
+            max(ratio, 1 / ratio),
+            UTILITY_MATCH,
+        ),
+        check_bound(
+            "row-scaled LoRA's canary AUC resolved below full fine-tuning's (upper end; any parameter-efficient method "
+            "passes this, so it is no evidence of DP-SGD-like behaviour)",
             float(diff[pairs["rowscale_full"]].high),
             0.0,
-        ),
-        check_bound(
-            "plain LoRA's canary AUC resolved below full fine-tuning's (upper end of the difference)",
-            float(diff[pairs["lora_full"]].high),
-            0.0,
-        ),
-        check_bound(
-            f"row-scaled LoRA not resolved leakier than DP-SGD at §5.1's multiplier {implied:.3g} (lower end)",
-            float(rowscale_dp.low),
-            0.0,
-        ),
-        check_bound(
-            "the smaller the rank the more robust: LoRA r=2's canary AUC resolved below r=32's (upper end)",
-            float(diff[pairs["r2_r32"]].high),
-            0.0,
-        ),
-        check_bound(
-            f"row-scaled LoRA within {EQUIVALENCE_MARGIN:g} of DP-SGD at §5.1's multiplier (larger end of the "
-            "difference's interval, in absolute value)",
-            max(abs(float(rowscale_dp.low)), abs(float(rowscale_dp.high))),
-            EQUIVALENCE_MARGIN,
             role="caveat",
         ),
         check_bound(
@@ -704,30 +785,35 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
             role="caveat",
         ),
     ]
+    seeds = len({r["manifest"]["cell"]["seed"] for r in records})
     return Claim(
         claim_id="A-5.1-equivalence",
         scale=scale.name,
         checks=checks,
-        summary=f"one-run canary audits ({int(row['canaries'].iloc[0])} held-out PTB lines, each in with probability "
-        f"1/2, {int(row['epochs'].iloc[0])} epochs): epsilon >= {power:.2f} for full fine-tuning, "
-        f"{row.loc['lora-r8-s0', 'eps_lower_bound']:.2f} for LoRA r=8, "
-        f"{row.loc['rowscale-r8-s0', 'eps_lower_bound']:.2f} row-scaled, "
+        summary=f"one-run canary audits on {seeds} fresh seeds ({int(row['canaries'].iloc[0])} held-out "
+        f"synthetic e-mails per seed, each in with probability 1/2, {int(row['epochs'].iloc[0])} epochs), the smaller "
+        f"bound of the seeds: epsilon >= {power:.2f} for full fine-tuning, {row.loc['lora-r8', 'eps_lower_bound']:.2f}"
+        f" for LoRA r=8, {row.loc[rowscale, 'eps_lower_bound']:.2f} row-scaled, "
         f"{row.loc[dp_implied, 'eps_lower_bound']:.2f} for DP-SGD at §5.1's multiplier {implied:.3g} (which certifies "
         f"nothing) and {row.loc[dp_one, 'eps_lower_bound']:.2f} at sigma=1 (certified {certified:.2f}); row-scaled "
         f"minus DP-SGD at the multiplier {rowscale_dp.difference:+.3f} canary AUC ({rowscale_dp.low:+.3f} to "
-        f"{rowscale_dp.high:+.3f})",
+        f"{rowscale_dp.high:+.3f}), validation PPL {row.loc[rowscale, 'val_perplexity']:.4g} against "
+        f"{row.loc[dp_implied, 'val_perplexity']:.4g}",
         note=(
-            "An audit gives lower bounds, so it can refute a guarantee but never confirm one: LoRA's resistance is "
-            "measured for this model, these canaries and this attack (loss drop from the base model), not proved. "
-            "Row-scaled LoRA is not distinguishable from DP-SGD at §5.1's multiplier, but neither is plain LoRA, and "
-            "the interval is too wide to show equivalence within the margin; DP-SGD at sigma=1, at the same "
-            "validation perplexity, leaks less and is certified. Full fine-tuning reaches a lower perplexity than the "
-            "LoRA variants, so 'far less than full fine-tuning' is not at matched utility here (section 6 compares "
-            "at matched perplexity). DP-SGD here trains the LoRA factors A and B, not W as in §5.1. The rank "
-            "comparison is for plain LoRA, each rank at its own learning rate. The audit trains for 16 epochs on "
-            "members plus the included canaries, four times the grid's epochs, to give the attack power. Differences "
-            "in canary AUC come from a paired bootstrap over the canaries (one training run each, so the intervals "
-            "leave out the training's own randomness)."
+            "An audit gives lower bounds, so it can refute a guarantee but never confirm one: what it measures holds "
+            "for this model, these canaries and this attack (the loss drop from the base model). The design was fixed "
+            "before these runs, after an exploratory run on Penn Treebank with seed 0 (where the LoRA variants did not "
+            "learn the corpus): synthetic e-mails, which every method learns, seeds 1 to 3 (a new split, new canary "
+            "coins, new training randomness), the same canaries, guesses and epochs for every method. Core: the "
+            "equivalence itself, as two one-sided checks on the paired difference in canary AUC (seeds, then "
+            f"canaries, resampled), which pass only if its 95% interval lies inside +-{EQUIVALENCE_MARGIN:g}, and "
+            "matched utility; each would fail if row scaling made LoRA leak, or learn, unlike DP-SGD at its "
+            "multiplier. The audit must first catch full fine-tuning and tell DP-SGD at sigma=1 from DP-SGD at the "
+            "multiplier, else it judges nothing. Caveats: leaking less than full fine-tuning (true of any "
+            "parameter-efficient method, and not at matched utility) and the certificate: the multiplier is so "
+            "small that DP-SGD there is clipping with "
+            "almost no noise and certifies nothing, so even an equivalence is one with clipped training, not with a "
+            "private one. DP-SGD here trains the LoRA factors A and B, not W as in §5.1."
         ),
     )
 
@@ -736,13 +822,14 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
     """The audit's numbers quoted on the chapter page (glue keys ``a5_row_scaling_audit_*``)."""
     row = table.set_index("name")
     pairs = audit_pairs(records)
-    names = {"full": "full-s0", "lora": "lora-r8-s0", "rowscale": "rowscale-r8-s0"}
+    names = {"full": "full", "lora": "lora-r8", "rowscale": "rowscale-r8"}
     names |= {"dp_implied": pairs["rowscale_dp"][1], "dp_one": pairs["rowscale_dp_one"][1]}
-    names |= {"lora2": "lora-r2-s0", "lora32": "lora-r32-s0"}
     rowscale = _rowscale_record(records)
     numbers = {
         "audit_canaries": int(row["canaries"].iloc[0]),
         "audit_guesses": int(row["guesses"].iloc[0]),
+        "audit_seeds": len({r["manifest"]["cell"]["seed"] for r in records}),
+        "audit_guesses_each_side": rowscale["manifest"]["canary_config"]["guesses_each_side"],
         "audit_epochs": int(row["epochs"].iloc[0]),
         "audit_implied_z": implied_multiplier(rowscale),
         "audit_implied_z_joint": implied_multiplier(rowscale, layers=rowscale["manifest"]["model"]["n_layer"]),
@@ -751,13 +838,16 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
         "audit_dp_one_certified": float(row.loc[names["dp_one"], "certified_eps_prv"]),
         "audit_dp_implied_rdp_thousands": float(row.loc[names["dp_implied"], "certified_eps_rdp"]) / 1000,
         "audit_margin": EQUIVALENCE_MARGIN,
-        "audit_included": int(rowscale["audit"]["included"]),
+        "audit_utility_match": UTILITY_MATCH,
+        "audit_power": AUDIT_POWER,
+        "audit_wall_minutes": sum(r["manifest"]["wall_seconds"] for r in records) / 60,
     }
     for short, name in names.items():
         numbers[f"audit_eps_{short}"] = float(row.loc[name, "eps_lower_bound"])
         numbers[f"audit_auc_{short}"] = float(row.loc[name, "canary_auc"])
+        numbers[f"audit_auc_{short}_low"] = float(row.loc[name, "auc_low"])
+        numbers[f"audit_auc_{short}_high"] = float(row.loc[name, "auc_high"])
         numbers[f"audit_right_{short}"] = int(row.loc[name, "right"])
-        numbers[f"audit_lr_{short}"] = float(row.loc[name, "lr"])
     for key, pair in pairs.items():
         d = diffs[(diffs["audit"] == pair[0]) & (diffs["minus"] == pair[1])].iloc[0]
         numbers |= {f"audit_diff_{key}": d["difference"], f"audit_diff_{key}_low": d["low"]}
