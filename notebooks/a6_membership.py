@@ -21,25 +21,28 @@
 # On SmolLM2-135M-Instruct (pretrained, not GPT-2), which decides Table 1's claims, eq. 24's AUC is
 # {glue:text}`a6_membership_pre_enron_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_enron_lorar8_auc:.3f` for LoRA r = 8 on
 # Enron; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
-# {glue:text}`a6_membership_core_lora_total:g` comparisons {verdict}`A-6.lora`. On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2,
+# {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`, and rank 8 is more exposed than
+# rank 16 on Enron {verdict}`A-6.rank`. On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2,
 # at equal perplexity, LoRA is resolvably less exposed than adapter fine-tuning in
 # {glue:text}`a6_membership_vsadapter_below:g` of {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons {verdict}`A-6.attribution`.
 # ```
 #
-# This page loads the membership-inference results that the engine's command line wrote
-# (committed under `results/published/cpu-small/`, each record checked against its checksum),
-# lays Table 1 of paper A beside ours, and then asks the question Table 1 cannot answer: at
-# *equal validation perplexity*, is LoRA harder to attack than full fine-tuning? The protocol
-# and its choices are in {doc}`../book/paper_a/a6_membership`.
+# This page loads the membership-inference results that the engine's command line wrote at three
+# scales (committed under `results/published/`, each record checked against its checksum), lays
+# Table 1 of paper A beside them, and then asks, at the default scale, the question Table 1 cannot
+# answer: at *equal validation perplexity*, is LoRA harder to attack than full fine-tuning? The
+# protocol and its choices are in {doc}`../book/paper_a/a6_membership`.
 #
 # ```{admonition} Run it yourself
 # :class: tip
 # `make notebook NB=a6_membership` re-executes this page in place (it reads results and
-# trains nothing; its measured time is on the {doc}`execution-statistics page <../book/execution>`). The results themselves took
-# {glue:text}`a6_membership_results_hours` hours of one core's wall time, summed over their
+# trains nothing; its measured time is on the {doc}`execution-statistics page <../book/execution>`). The default scale's
+# results took {glue:text}`a6_membership_results_hours` hours of one core's wall time, summed over their
 # records: the grid (three seeds), the frontier (one seed, with lower learning rates for the
-# dense methods and LoRA r = 8 and 16) and offline LiRA's reference models. `make results-a6`
-# runs every command that made them; each resumes where it stopped and skips what is current.
+# dense methods and LoRA r = 8 and 16) and offline LiRA's reference models (`make results-a6`);
+# the larger scale's {glue:text}`a6_membership_large_hours` hours (`make results-a6-large`) and the
+# pretrained scale's {glue:text}`a6_membership_pre_hours` hours (`make results-a6-pretrained`). Each
+# command resumes where it stopped and skips what is current.
 # ```
 
 # %% tags=["hide-input"]
@@ -69,8 +72,9 @@ print(
 # Paper A's Table 1 (GPT-2 117M, hub data) beside each scale that ran its protocol, the pretrained
 # SmolLM2-135M-Instruct first, since it decides Table 1's claims; then the larger and the default toy GPT-2.
 # Our value of each method is its mean over the seeds it ran (`seeds`), each with the 95% interval of a
-# bootstrap over those seeds and then the texts. AUC and TPR are fractions; TPR at 1% FPR rests on a few
-# non-members' scores, hence its wide intervals.
+# bootstrap over those seeds and then the texts (over texts alone where one seed ran). AUC and TPR are
+# fractions; TPR at 1% FPR rests on a few non-members' scores, hence its wide intervals. Perplexities
+# compare only within a row's model: tokenizers and text lengths differ between the models.
 
 # %%
 pretrained_scale = SCALES[a6.PRETRAINED]
@@ -89,7 +93,8 @@ overview = display_table(
         ]
     ),
     sig=3,
-    caption="Table 1 of paper A beside every scale that ran it: means over seeds, 95% intervals over seeds and texts.",
+    caption="Table 1 of paper A beside every scale that ran it: means over seeds, 95% intervals over the seeds "
+    "(where more than one) and texts.",
 )
 glue("a6_membership_table1_overview", overview, display=False)
 overview
@@ -316,8 +321,8 @@ display_table(rmatched, caption="LoRA r = 8 against r = 16 at matched perplexity
 # The verdicts compare methods two by two under Table 1's protocol. Each row is a difference,
 # method a minus method b (mean over the seeds both ran), with the 95% interval of a paired
 # bootstrap: each resample draws the seeds with replacement and, within each seed, the member
-# and non-member texts, the same texts for both methods, so that the interval holds the seeds'
-# variation as well as the texts'. A check whose interval contains its threshold is
+# and non-member texts, the same texts for both methods, so that where a scale ran several seeds the
+# interval holds the seeds' variation as well as the texts' (a one-seed comparison's, the texts' alone). A check whose interval contains its threshold is
 # *unresolved*: the data do not say on which side the difference lies, and the check leaves
 # its claim qualified, never failed. TPR is eq. 24's at 1% FPR.
 
@@ -329,7 +334,7 @@ differences = {
 }
 display_table(
     a6.differences_display(differences),
-    caption="Table 1's pairwise comparisons at every scale, with 95% intervals over seeds and texts.",
+    caption="Table 1's pairwise comparisons at every scale, with 95% intervals over seeds (where several) and texts.",
 )
 
 # %% [markdown]
