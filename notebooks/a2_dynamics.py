@@ -56,7 +56,7 @@ print(f"scale {scale.name}: training lengths {scale.dyn_steps}, {scale.dyn_lrs} 
 
 # %%
 eq10 = a2_dynamics.eq10_table(scale)
-display_table(eq10)
+display_table(eq10, caption="Eq. 10 checked: with A frozen, the trained weight against W0 - eta sum_t G_t A0^T A0.")
 
 # %% [markdown]
 # ## How far LoRA drifts from the frozen-A approximation (eqs. 8-9)
@@ -69,7 +69,7 @@ display_table(eq10)
 
 # %% tags=["hide-output"]
 drift = a2_dynamics.drift_table(scale)
-display_table(drift)
+display_table(drift, caption="LoRA's drift from the frozen-A dynamics, for every learning rate and training length.")
 
 # %% mystnb={"figure": {"caption": "LoRA's relative distance from the frozen-$A$ dynamics of eq. 9 against $\\eta L$, for the three problems and three training lengths. The drift runs parallel to the dashed $(\\eta L)^2$, about an order of magnitude below it, up to $\\eta L$ near 1, then levels off at order 1 (between about 0.4 and 3), where LoRA and the frozen-$A$ rule have parted ways altogether: the approximation is good only while $\\eta L$ is small.", "name": "fig-a2-drift"}, "image": {"alt": "Log-log scatter of drift against eta L for three problems; the points rise with slope about two, parallel to a dashed reference line, then flatten near one for the largest eta L."}}
 drift_fig = plots.drift_plot(drift)
@@ -83,7 +83,7 @@ print(f"drift ~ (eta L)^{slope:.2f}, 95% interval [{low:.2f}, {high:.2f}] (fit o
 # drift reaches 1% and 10% (interpolated between runs).
 
 # %%
-display_table(a2_dynamics.drift_thresholds(drift))
+display_table(a2_dynamics.drift_thresholds(drift), caption="The eta L at which the drift reaches 1% and 10%.")
 
 # %% [markdown]
 # ## Theorem 2.1's bound on adversarial gradient sequences
@@ -94,7 +94,7 @@ display_table(a2_dynamics.drift_thresholds(drift))
 
 # %% tags=["hide-output"]
 adversarial = a2_dynamics.adversarial_table(scale)
-display_table(adversarial)
+display_table(adversarial, caption="Theorem 2.1's bound against gradient sequences whose partial sums rotate.")
 
 # %% mystnb={"figure": {"caption": "$\\|f_A(T)\\|_2$ for gradient sequences whose partial sums rotate (solid), against Theorem 2.1's bound (dotted, same colour; sequences with the same learning rate share a bound). For most sequences the measured norm ends far above its bound, which does not grow with $T$: the bound fails for these sequences.", "name": "fig-a2-adversarial"}, "image": {"alt": "Log-log lines of the norm of f_A against the number of steps, one per angle and learning rate, most rising and ending well above flat dotted bound lines."}}
 adversarial_fig = plots.adversarial_plot(adversarial)
@@ -106,7 +106,7 @@ adversarial_fig = plots.adversarial_plot(adversarial)
 
 # %% tags=["hide-output"]
 rules = a2_dynamics.rules_table(scale)
-display_table(rules)
+display_table(rules, caption="The four update rules' training loss after the longest run.")
 
 # %% mystnb={"figure": {"caption": "Training loss after the longest run under the four update rules, per problem and rank, at learning rate 0.1. FLoRA, which resamples $A$ at every step, stays close to the full gradient. LoRA (both factors trained) and the frozen-$A$ rule of eq. 9 part ways at this learning rate: LoRA's loss is lower in every case shown, sometimes far lower.", "name": "fig-a2-rules"}, "image": {"alt": "Dot chart, one row per problem and rank, with four markers for the full gradient, LoRA, frozen A and FLoRA losses; FLoRA sits beside the full gradient, frozen A usually furthest right."}}
 rules_fig = plots.rules_plot(rules)

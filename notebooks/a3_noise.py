@@ -56,7 +56,7 @@ print(f"scale {scale.name}: {scale.noise_draws:,} full-matrix draws, {scale.elem
 
 # %%
 eq11 = a3_noise.eq11_table([(1, 768, 8), (4, 64, 2), (16, 256, 16)], scale)
-display_table(eq11)
+display_table(eq11, caption="Eq. 11's split of the update, checked to rounding error.")
 
 # %% [markdown]
 # ## Lemma 3.1: moments of one element, GPT-2 attention shape
@@ -69,7 +69,7 @@ display_table(eq11)
 
 # %%
 moments = a3_noise.moment_tables(768, [("gaussian", [1, 4, 16, 64], True), ("spike", [1, 16], False)], scale)
-display_table(moments)
+display_table(moments, caption="One noise element's moments, exact and by Monte Carlo, against Lemma 3.1.")
 
 # %% [markdown]
 # ## The law of one element, as m grows
@@ -84,7 +84,7 @@ kurtosis_fig = plots.kurtosis_plot(kurt)
 # At the largest $m$ of the sweep:
 
 # %%
-display_table(kurt[kurt["m"] == kurt["m"].max()])
+display_table(kurt[kurt["m"] == kurt["m"].max()], caption="Excess kurtosis of the noise at the largest m, against 6/r.")
 
 # %% [markdown]
 # Histograms (log scale) and QQ plots of $u_0$ for $m = 768$ at three ranks, from the
@@ -102,7 +102,7 @@ histogram_fig = plots.noise_histograms(samples, densities)
 
 # %%
 joint, ranks = a3_noise.joint_structure_table(4, 64, 2, scale)
-display_table(joint)
+display_table(joint, caption="Correlations between noise entries, against i.i.d. Gaussian noise.")
 
 # %% [markdown]
 # Rank and scale of the perturbed gradient ($n = 4$ rows, $m = 64$, $r = 2$):
@@ -121,7 +121,7 @@ a3_noise.rank_table(ranks)
 
 # %%
 trajectory = a3_noise.trajectory_noise_table(scale)
-display_table(trajectory)
+display_table(trajectory, caption="Lemma 3.1 along training: the mean standardised squared noise, FLoRA against LoRA.")
 
 # %% [markdown]
 # ## Is $A^\top A$ a Wishart matrix?
@@ -133,7 +133,7 @@ display_table(trajectory)
 
 # %%
 wishart = a3_noise.wishart_table([(8, 3), (3, 8)], scale)
-display_table(wishart)
+display_table(wishart, caption="A^T A against the Wishart law: rank, entry variances and a test of its trace.")
 
 # %% [markdown]
 # ## Verdicts

@@ -58,14 +58,14 @@ print(f"scale {scale.name}: m in {scale.m_grid}, r in {scale.r_grid}, {scale.ele
 
 # %% tags=["hide-output"]
 table = a4_normal_law.distance_table(list(scale.m_grid), list(scale.r_grid))
-display_table(table)
+display_table(table, caption="Total-variation distance of one noise element to the Gaussian, against eq. 46's bound.")
 
 # %% [markdown]
 # The limit $m\to\infty$ at fixed $r$ is the scale mixture $Z\sqrt{X/r}$, $X\sim\chi^2_r$:
 
 # %%
 limits = a4_normal_law.limit_table(list(scale.r_grid))
-display_table(limits)
+display_table(limits, caption="The distance in the limit of large m, at fixed rank.")
 
 # %% mystnb={"figure": {"caption": "Left: exact total-variation distance between a noise element and $\\mathcal{N}(0, \\|q\\|^2/r)$ against $m$, one line per rank. The dotted line is the bound of eq. 46 with the largest constant paper A allows, $C_D = \\pi\\sqrt{r}/8$; with that constant the bound is the same for every rank. The distances level off as $m$ grows while the bound keeps falling, so each rank's distance ends up above it; within the range shown, every rank but the largest already does. Right: the limit $m \\to \\infty$ against $r$, which falls faster than the claimed $r^{-1/2}$.", "name": "fig-a4-distance"}, "image": {"alt": "Two log-log panels. Left: nearly flat lines of TV distance, one per rank, and a single falling dotted bound line that crosses below them. Right: the limiting distance falling with rank, steeper than a dashed reference line."}}
 distance_fig = plots.distance_plot(table, limits)
@@ -81,7 +81,7 @@ distance_fig = plots.distance_plot(table, limits)
 
 # %%
 fits = a4_normal_law.rate_fits(table)
-display_table(fits)
+display_table(fits, caption="The decay rates of the distance in m and r, against the claimed -1/2.")
 
 # %% [markdown]
 # ## Monte Carlo cross-check of the exact CDF
@@ -92,7 +92,7 @@ display_table(fits)
 
 # %% tags=["hide-output"]
 mc = a4_normal_law.monte_carlo_crosscheck([(64, 1), (1024, 4), (16384, 16)], scale)
-display_table(mc)
+display_table(mc, caption="The exact CDF against Monte Carlo at the density crossings (an instrument check).")
 
 # %% mystnb={"figure": {"caption": "Every Monte Carlo CDF value against the exact one, as a z-score; the grey band is the pass region $|z| \\le 4$. All points fall inside it, so the exact CDFs behind the distances can be trusted.", "name": "fig-a4-crosscheck"}, "image": {"alt": "A strip of points along a horizontal z axis, all inside a grey band from minus four to four."}}
 crosscheck_fig = plots.zscore_plot({"exact CDF": mc})
@@ -106,7 +106,7 @@ crosscheck_fig = plots.zscore_plot({"exact CDF": mc})
 
 # %%
 dependence = a4_normal_law.summand_dependence(scale)
-display_table(dependence)
+display_table(dependence, caption="Two summands of eq. 43: correlated squares, where independence needs none.")
 
 # %% [markdown]
 # ## Rows that are not uniform
@@ -116,7 +116,7 @@ display_table(dependence)
 
 # %%
 general = a4_normal_law.general_rows_table([64, 1024, 16384], [1, 4, 16])
-display_table(general)
+display_table(general, caption="The distances for heavy-tailed and spiked gradient rows, against eq. 46.")
 
 # %% [markdown]
 # ## Eq. 47: rows with bounded entries
@@ -127,7 +127,7 @@ display_table(general)
 
 # %%
 eq47 = a4_normal_law.eq47_table(scale)
-display_table(eq47)
+display_table(eq47, caption="Eq. 47's bound for rows with bounded entries: the worst ratio found.")
 
 # %% [markdown]
 # ## The count of summands (eqs. 42-43)
@@ -140,7 +140,7 @@ display_table(eq47)
 
 # %%
 count = a4_normal_law.summand_count_table([(8, 1), (16, 4), (64, 8)], scale)
-display_table(count)
+display_table(count, caption="The summands of one noise element, counted, and their sum checked.")
 
 # %% [markdown]
 # ## Verdicts

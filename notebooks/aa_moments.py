@@ -57,7 +57,7 @@ print(
 
 # %%
 law = aa_moments.chi2_law_table([1, 2, 5, 16, 64], scale)
-display_table(law)
+display_table(law, caption="Sums of squared normals against the chi-square law (Theorem A.1).")
 
 # %% [markdown]
 # ## Lemma A.2: chi-square raw moments (eqs. 26 and 28)
@@ -70,7 +70,7 @@ display_table(law)
 
 # %% tags=["hide-output"]
 raw = aa_moments.raw_moment_table(ks=[1, 2, 5, 16, 64], orders=[1, 2, 3, 4], scale=scale)
-display_table(raw)
+display_table(raw, caption="Eq. 26's raw moments against quadrature and Monte Carlo.")
 
 # %% [markdown]
 # ## The difference of two chi-square variables (eqs. 36-38) and E|V|³
@@ -82,7 +82,7 @@ display_table(raw)
 
 # %%
 diff = aa_moments.chi2_difference_table(ks=[1, 2, 8], orders=[1, 2, 3], scale=scale)
-display_table(diff)
+display_table(diff, caption="E|nu1 - nu2|^p by closed form, quadrature, the half-normal identity and Monte Carlo.")
 
 # %% [markdown]
 # ## The central absolute moment in eq. 44
@@ -92,7 +92,7 @@ display_table(diff)
 
 # %%
 absc = aa_moments.chi2_abs_central_table(rs=[1, 2, 4, 8, 16, 32, 64, 128], scale=scale)
-display_table(absc)
+display_table(absc, caption="E|X - r|^3 against the 8r that eq. 44 uses.")
 
 # %% mystnb={"figure": {"caption": "$E|X - r|^3 / 8r$ for $X \\sim \\chi^2_r$ against the rank $r$, with the value 1 that eq. 44 assumes (dashed). The ratio is above 1 everywhere, so $8r$ is a valid lower bound, but it grows like $\\sqrt{r}$: $8r$ is a bound, not an approximation.", "name": "fig-aa-eq44"}, "image": {"alt": "Log-log line of the ratio against rank, rising from just above one at rank one, above a dashed horizontal line at one."}}
 eq44_fig = plots.ratio_plot(absc, "r", "ratio_to_8r", "rank $r$", r"$E|X - r|^3 \,/\, 8r$")
@@ -114,7 +114,7 @@ zscore_fig = plots.zscore_plot({"Lemma A.2": raw, r"$E|\nu_1 - \nu_2|^p$": diff,
 
 # %%
 eq35 = aa_moments.eq35_table(scale)
-display_table(eq35)
+display_table(eq35, caption="The independence eq. 35 relies on: correlations and a chi-square test.")
 
 # %% [markdown]
 # ## Verdicts

@@ -57,7 +57,7 @@ print(f"scale {scale.name}: {scale.element_draws:,} loss draws, {scale.noise_dra
 
 # %%
 law = b1_vector_queries.law_table([(16, 4, 0.9), (768, 16, 0.99)], scale)
-display_table(law)
+display_table(law, caption="The privacy loss from its three variables against real Gaussian matrices.")
 
 # %% [markdown]
 # ## The support: mass that only one neighbour can produce
@@ -68,7 +68,7 @@ display_table(law)
 
 # %%
 support = b1_vector_queries.support_table([(16, 4, 0.9), (64, 2, 0.99), (768, 1, 0.99)], scale)
-display_table(support)
+display_table(support, caption="Mass that only one neighbour can produce, against paper B's expectation term.")
 
 # %% [markdown]
 # ## The exact privacy profile
@@ -80,7 +80,9 @@ display_table(support)
 # %% tags=["hide-output"]
 eps_grid = [0.0, 0.5, 1.0, 2.0, 4.0, 8.0]
 profile = b1_vector_queries.profile_table([(16, 4, 0.9), (768, 16, 0.999), (768, 64, 0.99)], eps_grid, scale)
-display_table(profile)
+display_table(
+    profile, caption="The exact privacy profile against Monte Carlo and the Gaussian mechanism of equal error."
+)
 
 # %% mystnb={"figure": {"caption": "Exact privacy profile $\\delta(\\varepsilon)$ of the noise-free Wishart mechanism for three query settings (solid, with Monte Carlo points), against the Gaussian mechanism with the same mean squared error (dashed, same colour). For every $\\varepsilon > 0$ shown, the Gaussian curve lies below (at $\\varepsilon = 0$, the total-variation distance, the two are close): at equal accuracy, additive Gaussian noise is the more private release.", "name": "fig-b1-profile"}, "image": {"alt": "Log-scale curves of delta against epsilon for three settings; each solid Wishart curve lies above its dashed Gaussian curve, and Monte Carlo points sit on the solid curves."}}
 profile_fig = plots.privacy_profile_plot(profile)
@@ -96,7 +98,7 @@ profile_fig = plots.privacy_profile_plot(profile)
 
 # %%
 theorem = b1_vector_queries.theorem1_table([16, 768], [4, 16, 64], [0.99, 0.999, 0.9999], scale)
-display_table(theorem)
+display_table(theorem, caption="Theorem 1 against the exact profile where its alignment condition holds.")
 
 # %% [markdown]
 # ## Paper B's Fig. 2, recomputed
@@ -111,16 +113,16 @@ display_table(theorem)
 
 # %%
 fig2_inferred = b1_vector_queries.infer_fig2_dimension()
-display_table(fig2_inferred)
+display_table(fig2_inferred, caption="The dimension d inferred from ten points read off paper B's Fig. 2.")
 
 # %%
 fig2_d = int(fig2_inferred.loc[fig2_inferred["max_log_error"].idxmin(), "d"])
 fig2 = b1_vector_queries.figure2_table(fig2_d)
 fig2_comparison = b1_vector_queries.figure2_comparison(fig2)
-display_table(fig2_comparison)
+display_table(fig2_comparison, caption="Paper B's Fig. 2 points against our exact curve and Theorem 1 as printed.")
 
 # %% tags=["hide-output"]
-display_table(fig2)
+display_table(fig2, caption="Fig. 2 recomputed at every rank: exact, Theorem 1 as printed and clipped.")
 
 # %% mystnb={"figure": {"caption": "Paper B's Fig. 2 recomputed at the inferred $d$: $\\varepsilon$ at $\\delta = 0.01$ without added noise against the rank. Lines are ours: the exact curve (solid), Theorem 1 as the blog post prints it (dashed) and with its first term clipped at 0 (dotted); crosses and pluses are the points read off the paper's figure. Where the dashed line falls below the solid one, the printed formula is no bound.", "name": "fig-b1-fig2"}, "image": {"alt": "Two panels, rho 0.5 and 0.9, of epsilon on a log scale against rank: our exact curve passes through the crosses read off the paper; the paper's Theorem 1 points sit on the dotted clipped-formula line, while the printed formula's dashed line dips below the exact curve at rank 400."}}
 fig2_fig = plots.figure2_plot(fig2, b1_vector_queries.PAPER_FIG2, b1_vector_queries.FIG2_DELTA)
@@ -135,7 +137,7 @@ fig2_fig = plots.figure2_plot(fig2, b1_vector_queries.PAPER_FIG2, b1_vector_quer
 
 # %% tags=["hide-output"]
 dpmap = b1_vector_queries.dp_map(768, [1, 2, 4, 8, 16, 32, 64], [0.9, 0.99, 0.999, 0.9999])
-display_table(dpmap)
+display_table(dpmap, caption="The exact epsilon at delta 1e-5 by rank and alignment, against the Gaussian mechanism.")
 
 # %% mystnb={"figure": {"caption": "$\\varepsilon$ at $\\delta = 10^{-5}$ of the noise-free Wishart mechanism at $d = 768$ against $1 - \\rho$, one line per rank (solid), with the Gaussian mechanism of the same error (dashed). Crosses at the top mark settings with no finite $\\varepsilon$. A guarantee exists only for nearly aligned neighbours and a rank that is not too small, and it is weaker than the Gaussian mechanism's.", "name": "fig-b1-map"}, "image": {"alt": "Log-log lines of epsilon against one minus rho, one per rank; small ranks and larger one minus rho are crosses at the top meaning no finite epsilon; every solid line lies above its dashed Gaussian line."}}
 map_fig = plots.dp_map_plot(dpmap, b1_vector_queries.DELTA)
@@ -146,7 +148,7 @@ map_fig = plots.dp_map_plot(dpmap, b1_vector_queries.DELTA)
 
 # %%
 gauss = b1_vector_queries.gaussian_crosscheck([0.1, 0.5, 1.0, 2.0])
-display_table(gauss)
+display_table(gauss, caption="Our closed-form Gaussian delta against dp-accounting's (an instrument check).")
 
 # %% [markdown]
 # ## How aligned are real neighbouring gradients?
@@ -162,7 +164,7 @@ display_table(gauss)
 
 # %%
 alignment = b1_vector_queries.alignment_table(scale)
-display_table(alignment)
+display_table(alignment, caption="How aligned neighbouring batch gradients are, against the batch size.")
 
 # %% [markdown]
 # The same at the start of fine-tuning: the default scale's pre-trained base model (and its own
@@ -174,7 +176,7 @@ display_table(alignment)
 
 # %%
 pretrained_alignment, pretrained_record = b1_vector_queries.load_pretrained_alignment()
-display_table(pretrained_alignment)
+display_table(pretrained_alignment, caption="The same alignment on the default scale's pre-trained GPT-2.")
 
 # %% [markdown]
 # ## Verdicts

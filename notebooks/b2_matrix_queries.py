@@ -58,7 +58,7 @@ print(f"scale {scale.name}: {scale.attack_trials:,} trials per setting")
 
 # %%
 residuals = b2_matrix_queries.residual_table((768, 64, 16, 32, "outer"), 500, scale)
-display_table(residuals)
+display_table(residuals, caption="The release's relative asymmetry under each hypothesis.")
 
 # %% [markdown]
 # ## Both attacks across ranks, batch sizes and gradient shapes
@@ -78,7 +78,7 @@ cases = [
     (768, 64, 16, 32, "gaussian"),
 ]
 attacks = b2_matrix_queries.attack_table(cases, scale)
-display_table(attacks)
+display_table(attacks, caption="The attacks on the noise-free release: distance and audit bounds by setting.")
 
 # %% mystnb={"figure": {"caption": "Scores of the two attacks over trials with the target in and out ($d = 768$, $r = 16$, $b = 32$). The two histograms do not overlap for either attack: the release tells the worlds apart every time, with $A$ secret as well as with $A$ released.", "name": "fig-b2-scores"}, "image": {"alt": "Two panels of histograms of attack scores; in each, the target-out and target-in histograms sit apart with a clear gap between them."}}
 example = wishart.matrix_attack_trials(768, 64, 16, 32, scale.attack_trials, rng_for(scale.seed, 9), "outer")
@@ -111,7 +111,7 @@ b_alone_cases = [
     (64, 16, 8, 64, "outer", 10.0),
 ]
 b_alone = b2_matrix_queries.b_alone_table(b_alone_cases, scale)
-display_table(b_alone)
+display_table(b_alone, caption="The likelihood-ratio test on B alone, with the target at two scales.")
 
 # %% [markdown]
 # ## The audit's lower bound grows with the trials
@@ -121,7 +121,7 @@ display_table(b_alone)
 
 # %%
 growth = b2_matrix_queries.audit_growth((768, 64, 16, 32, "outer"), [100, 500, scale.attack_trials], scale)
-display_table(growth)
+display_table(growth, caption="The audit's proven epsilon against the number of trials.")
 
 # %% [markdown]
 # ## LoRA's step is $MV$: checked on the engine's GPT-2
@@ -136,7 +136,10 @@ display_table(growth)
 
 # %%
 instance = b2_matrix_queries.instance_table([4, 16])
-display_table(instance[["r", "steps", "sgd_residual_shown", "adamw_best_residual", "multiple_rel_error_shown"]])
+display_table(
+    instance[["r", "steps", "sgd_residual_shown", "adamw_best_residual", "multiple_rel_error_shown"]],
+    caption="LoRA-FA's merged change against c M G, with SGD and AdamW.",
+)
 
 # %% [markdown]
 # The entries of $A$, times $\sqrt r$, as the engine draws them and as PEFT initialises them by
@@ -144,7 +147,7 @@ display_table(instance[["r", "steps", "sgd_residual_shown", "adamw_best_residual
 
 # %%
 inits = b2_matrix_queries.init_table(8)
-display_table(inits)
+display_table(inits, caption="A's entries times sqrt(r), as the engine and PEFT draw them.")
 
 # %% [markdown]
 # ## The DP game on a trained GPT-2
@@ -187,7 +190,9 @@ display_table(
 # comparison is in shape only: another model, other data, another attack and another adversary.
 
 # %%
-display_table(b2_matrix_queries.shape_table(game, game_record))
+display_table(
+    b2_matrix_queries.shape_table(game, game_record), caption="Paper B's CIFAR-10 table beside our game, in shape only."
+)
 
 # %% [markdown]
 # ## Verdicts

@@ -64,7 +64,7 @@ print(
 
 # %%
 ratios = b3.ratio_table([8, 64, 512], scale)
-display_table(ratios)
+display_table(ratios, caption="The noise-to-signal ratio that privacy sees, as a multiple of r/d.")
 
 # %% [markdown]
 # ## M2's privacy, one step and composed
@@ -79,7 +79,7 @@ display_table(ratios)
 
 # %% tags=["hide-output"]
 m2 = b3.m2_table([8, 64, 512, 768], [1, 3, 10, 30, 100])
-display_table(m2)
+display_table(m2, caption="M2 (noise, then projection): epsilon at delta 1e-5, one step and 100 steps.")
 
 # %% mystnb={"figure": {"caption": "$\\varepsilon$ at $\\delta = 10^{-5}$ of $T$ releases with noise parameter $\\mu = 1$ per step, at $d = 768$: the noise alone (black), M2 with a fresh $A$ every step (solid, a certificate) and with one frozen $A$ and one difference fixed in advance (dashed, a scenario). The projection cuts $\\varepsilon$ by a large factor at small rank, by about a quarter at $r = 512$. With $A$ frozen, as in LoRA, even the fixed-difference scenario loses part of the gain (at rank 8 its $\\varepsilon$ is about 40% above the fresh-$A$ one after 100 steps), and a certificate for adaptively chosen differences is the noise alone's.", "name": "fig-b3-composition"}, "image": {"alt": "Log-log lines of epsilon against the number of steps; the black noise-alone line lies on top, rank 512 just below it, ranks 64 and 8 far below; each dashed frozen-A line lies above its solid fresh-A line, furthest at rank 8."}}
 composition_fig = plots.composition_plot(m2, b3.DELTA)
@@ -95,7 +95,7 @@ composition_fig = plots.composition_plot(m2, b3.DELTA)
 
 # %% tags=["hide-output"]
 m1 = b3.m1_table([8, 64, 512, 4096], [0.0, 0.5, 1.0, 2.0, 3.0], scale)
-display_table(m1)
+display_table(m1, caption="M1 (projection, then noise): delta with A secret and with A published.")
 
 # %% mystnb={"figure": {"caption": "$\\delta(\\varepsilon)$ of one M1 release at $d = 768$, $\\rho = 0.99$, $\\mu = 1$: the noise alone (black), M1 with $A$ secret (solid, Monte Carlo $\\pm 2$ s.e.) and with $A$ published (dashed), one colour per rank. Secret, the projection's randomness makes M1 more private than the noise alone, by a wide margin at small rank and barely at $r = 4096 > d$; published, M1 is less private than the noise alone at every rank, worst at small rank.", "name": "fig-b3-m1"}, "image": {"alt": "Log-scale curves of delta against epsilon; solid secret-A curves lie below the black noise-alone curve, lowest for rank 8; dashed published-A curves lie above it, near one for rank 8."}}
 m1_fig = plots.m1_profile_plot(m1)
@@ -113,7 +113,10 @@ m1_fig = plots.m1_profile_plot(m1)
 
 # %%
 instr = b3.instrument_table(scale)
-display_table(instr)
+display_table(
+    instr,
+    caption="Checks of our own tools: the laws against real matrices, the PLD against dp-accounting and quadrature.",
+)
 
 # %% [markdown]
 # ## DP training at one noise level: does training fewer weights help?
@@ -135,7 +138,9 @@ dp_records = b3.load_dp_records(scale.name)
 dp_runs = b3.dp_compare_frame(dp_records)
 base_ppl = b3.base_perplexity(scale.name)  # the same validation texts, from §6's committed frontier
 print(f"base model: validation perplexity {base_ppl:.2f}")
-display_table(b3.dp_table(dp_runs))
+display_table(
+    b3.dp_table(dp_runs), caption="The DP-trained runs, means over seeds: certificate, noise, utility and both attacks."
+)
 
 # %% [markdown]
 # Each record keeps every text's loss under the target and its reference, so two weight sets can
@@ -146,7 +151,7 @@ display_table(b3.dp_table(dp_runs))
 
 # %%
 dp_paired = b3.paired_table(dp_records)
-display_table(dp_paired)
+display_table(dp_paired, caption="Paired differences in attack AUC at equal noise, with 95% intervals.")
 
 # %% mystnb={"figure": {"caption": "Reference-attack AUC (mean over two seeds, bars: the seeds' range) against mean validation perplexity for DP-SGD on four weight sets of the engine's GPT-2 and for compressed DP-SGD, at noise multipliers 0 (clipping only), 0.5, 1 and 2 (compressed DP-SGD: at the smaller noise that gives it the same certified epsilon). The dashed line is the base model's perplexity, the dotted one chance. Without noise the full model is attacked far more than the others; with noise the points crowd near chance and near the base model's perplexity.", "name": "fig-b3-dp-weights"}, "image": {"alt": "Scatter of attack AUC against perplexity with bars, one marker per weight set and one colour per noise multiplier; the no-noise full-model point lies far above the rest, and the noisy points cluster near AUC 0.5 to 0.6 close to the base model's perplexity."}}
 dp_fig = plots.dp_weights_plot(b3.dp_means(dp_runs), b3.WEIGHT_LABELS, base_ppl)
@@ -172,7 +177,10 @@ dp_fig = plots.dp_weights_plot(b3.dp_means(dp_runs), b3.WEIGHT_LABELS, base_ppl)
 # is already the worst case).
 
 # %%
-display_table(b3.compressed_table(dp_records))
+display_table(
+    b3.compressed_table(dp_records),
+    caption="Compressed DP-SGD at plain DP-SGD's certificates: its noise, its certificates and the runs' perplexities.",
+)
 
 # %% [markdown]
 # ## Verdicts
