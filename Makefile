@@ -130,9 +130,9 @@ results-a6-large: $(STAMP)
 	    --data-dir $(DATA_DIR) --out results/published --shard $$i/2 --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 
-# Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable, seed 0: full fine-tuning, LoRA
-# r=8 and r=16 and adapter fine-tuning on Enron and PubMed (committed: all of seed 0; wall times:
-# make status).
+# Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable: seed 0 of full fine-tuning, LoRA
+# r=8 and r=16 and adapter fine-tuning on Enron and PubMed, then the seed-1 cells committed so far (wall
+# times: make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
 results-a6-pretrained: $(STAMP)
@@ -144,6 +144,12 @@ results-a6-pretrained: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 	$(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods adapter --seeds 0 \
 	  --data-dir $(DATA_DIR) --out results/published --threads 1
+	pids=""; for i in 0 1; do \
+	  ( $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets pubmed --methods full,lora --ranks 8 \
+	      --seeds 1 --data-dir $(DATA_DIR) --out results/published --threads 1 && \
+	    $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods lora --ranks 8,16 \
+	      --seeds 1 --data-dir $(DATA_DIR) --out results/published --threads 1 ) & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
 
 # The canary audit's fixed design (a5_row_scaling.AUDIT_DESIGN, which refuses records of any other): synthetic
 # e-mails, seeds 1 to 3, 300 canaries, 40 guesses on each side, 16 epochs.

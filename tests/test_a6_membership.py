@@ -148,7 +148,14 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     note = a6.scale_note(a6.PRETRAINED, ran.assign(seeds=1))  # what it ran, from its records; sizes from its scale
     assert "200 texts per part cut to their first 128 tokens, 2 epochs; one seed, so intervals over texts only" in note
     assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; no frontier" in note
-    assert "2 seeds; run:" in a6.scale_note(a6.LARGER, ran.assign(seeds=[2, 1]))
+    assert "; 2 seeds; run:" in a6.scale_note(a6.LARGER, ran.assign(seeds=[2, 2]))
+    mixed = ran.assign(seeds=[2, 1])  # the seeds named per run where they differ, never the largest count for all
+    assert (
+        "; 2 seeds for Enron sample (enron1, ham): full fine-tuning; 1 for the other runs, whose intervals are over "
+        "texts only; run:" in a6.scale_note(a6.LARGER, mixed)
+    )
+    assert a6.scale_summary(mixed, a6.PRETRAINED).startswith("cpu-pretrained (means over seeds, 2 seeds for Enron")
+    assert a6.scale_summary(ran.assign(seeds=2), a6.PRETRAINED).startswith("cpu-pretrained (means over 2 seeds)")
     numbers = a6.scale_numbers(ran, "pre", bases)
     assert numbers["a6_membership_pre_enron_full_params"] == 134_515_008
     assert numbers["a6_membership_pre_enron_base_ppl"] == 53.6

@@ -824,13 +824,27 @@ def scale_note(scale_name: str, summary: pd.DataFrame) -> str:
         block=engine.model.block_size,
         epochs="/".join(dict.fromkeys(str(e) for e in (engine.dense.epochs, engine.lora.epochs))),
     )
-    seeds = int(summary["seeds"].max())
     ran = "; ".join(
         f"{DATASETS.get(d, d)}: " + ", ".join(label(v) for v in summary.loc[summary["dataset"] == d, "variant"])
         for d in dict.fromkeys(summary["dataset"])
     )
-    seeds_text = "one seed, so intervals over texts only" if seeds == 1 else f"{seeds} seeds"
-    return f"{head}; {seeds_text}; run: {ran}; {SCALE_LIMITS[scale_name]})"
+    return f"{head}; {seeds_phrase(summary)}; run: {ran}; {SCALE_LIMITS[scale_name]})"
+
+
+def seeds_phrase(summary: pd.DataFrame) -> str:
+    """How many seeds a grid's runs have, naming the runs with more where the counts differ."""
+    counts = summary["seeds"] if "seeds" in summary else pd.Series([1])
+    low, high = int(counts.min()), int(counts.max())
+    if high == 1:
+        return "one seed, so intervals over texts only"
+    if low == high:
+        return f"{high} seeds"
+    more = summary[summary["seeds"] == high]
+    named = "; ".join(
+        f"{DATASETS.get(d, d)}: " + ", ".join(label(v) for v in more.loc[more["dataset"] == d, "variant"])
+        for d in dict.fromkeys(more["dataset"])
+    )
+    return f"{high} seeds for {named}; {low} for the other runs, whose intervals are over texts only"
 
 
 def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dict[str, float] | None = None) -> str:
@@ -845,8 +859,14 @@ def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dic
         )
         base = (base_ppl or {}).get(d)
         parts.append(f"{d}: AUC {values}" + ("" if base is None else f"; base PPL {base:.4g}"))
-    seeds = int(summary["seeds"].max()) if "seeds" in summary else 1
-    return f"{scale_name} ({'one seed' if seeds == 1 else f'means over {seeds} seeds'}): " + "; ".join(parts)
+    counts = summary["seeds"] if "seeds" in summary else pd.Series([1])
+    if counts.max() == 1:
+        seeds = "one seed"
+    elif counts.min() == counts.max():
+        seeds = f"means over {int(counts.max())} seeds"
+    else:
+        seeds = f"means over seeds, {seeds_phrase(summary)}"
+    return f"{scale_name} ({seeds}): " + "; ".join(parts)
 
 
 def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
