@@ -14,6 +14,7 @@ from html import escape
 import pandas as pd
 
 DISPLAY_DIGITS = 5
+TABLE_DIGITS = 3  # the house style of the book's tables: three significant digits
 # Quantities that are zero in exact arithmetic come out of float64 linear algebra at about 1e-16 times their
 # scale, with digits that depend on the BLAS build and thread count; below this they are shown as 0.
 ROUNDING_FLOOR = 1e-12
@@ -58,30 +59,33 @@ def check_rank(r: int) -> int:
     return int(r)
 
 
-def format_column(values, sig: int = 4, missing: str = "n/a") -> list[str]:
-    """Floats as text in one format for the whole column, with ``sig`` significant digits.
+def format_column(values, sig: int = TABLE_DIGITS, missing: str = "n/a") -> list[str]:
+    """Floats as text with ``sig`` significant digits each, in one notation for the whole column.
 
-    Fixed notation when every non-zero magnitude lies in [1e-3, 1e6) (decimals set by the
-    smallest one, at most 6), scientific notation otherwise: never ``9.9654e-01`` beside
-    ``20106000.0``.  Missing values (NaN) become ``missing``.
+    Fixed notation when every non-zero magnitude lies in [1e-3, 1e6), each value with the decimals its own ``sig``
+    digits need (at most 6; a value of ``sig`` or more integer digits keeps them all, with no decimals), scientific
+    notation otherwise: never ``9.97e-01`` beside ``20106000``.  Zero is ``0``; missing values (NaN) become
+    ``missing``.
     """
     values = [float(v) for v in values]
     finite = [abs(v) for v in values if math.isfinite(v) and v != 0.0]
     fixed = not finite or (min(finite) >= 1e-3 and max(finite) < 1e6)
-    if fixed:
-        smallest = min(finite) if finite else 1.0
-        decimals = min(6, max(0, sig - 1 - math.floor(math.log10(smallest))))
-        spec = f".{decimals}f"
-    else:
-        spec = f".{sig - 1}e"
     out = []
     for v in values:
         if math.isnan(v):
             out.append(missing)
         elif math.isinf(v):
             out.append("∞" if v > 0 else "-∞")
+        elif not fixed:
+            out.append(format(v, f".{sig - 1}e"))
+        elif v == 0.0:
+            out.append("0")
         else:
-            out.append(format(v, spec))
+            decimals = min(6, max(0, sig - 1 - math.floor(math.log10(abs(v)))))
+            text = format(v, f".{decimals}f")
+            if decimals and len(text.lstrip("-").replace(".", "").lstrip("0")) > sig:  # 0.9996 -> 1.000: one fewer
+                text = format(v, f".{decimals - 1}f")
+            out.append(text)
     return out
 
 
@@ -118,7 +122,9 @@ class Table:
         return f"{self.caption}\n{text}" if self.caption else text
 
 
-def display_table(frame: pd.DataFrame, sig: int = 4, missing: str = "n/a", caption: str | None = None) -> Table:
+def display_table(
+    frame: pd.DataFrame, sig: int = TABLE_DIGITS, missing: str = "n/a", caption: str | None = None
+) -> Table:
     """``frame`` for display (:class:`Table`): every float column formatted by :func:`format_column`, a column ``X``
     with ``X_low`` and ``X_high`` beside it shown as one cell with its interval, the headers made readable
     (:func:`header`), a row index other than 0..N kept as the first column, and ``caption`` above it."""

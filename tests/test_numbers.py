@@ -43,11 +43,18 @@ def test_check_order(bad):
 
 
 def test_format_column_keeps_one_notation_per_column():
-    assert numbers.format_column([0.99654, 20106000.0]) == ["9.965e-01", "2.011e+07"]
-    assert numbers.format_column([0.0501, 8.51, 0.0]) == ["0.05010", "8.51000", "0.00000"]
-    assert numbers.format_column([2.0, 1.0]) == ["2.000", "1.000"]
-    assert numbers.format_column([float("nan"), 1e-7, float("inf")]) == ["n/a", "1.000e-07", "∞"]
+    assert numbers.format_column([0.99654, 20106000.0]) == ["9.97e-01", "2.01e+07"]
+    assert numbers.format_column([0.99654, 20106000.0], sig=4) == ["9.965e-01", "2.011e+07"]
+    assert numbers.format_column([float("nan"), 1e-7, float("inf")]) == ["n/a", "1.00e-07", "∞"]
     assert numbers.format_column([]) == []
+
+
+def test_format_column_shows_three_significant_digits_per_value():
+    # the house style: three significant digits in every cell, never digits the smallest value of the column needs
+    assert numbers.format_column([0.0501, 8.51, 0.0]) == ["0.0501", "8.51", "0"]
+    assert numbers.format_column([0.2376, 0.00546, 105.34, 2966.4]) == ["0.238", "0.00546", "105", "2966"]
+    assert numbers.format_column([2.0, -0.0376]) == ["2.00", "-0.0376"]
+    assert numbers.format_column([0.9996, 9.9996]) == ["1.00", "10.0"]  # rounding up adds no digit
 
 
 def test_display_table_formats_floats_only():
@@ -56,7 +63,7 @@ def test_display_table_formats_floats_only():
     frame = pd.DataFrame({"r": [1, 64], "tv": [0.2376, 0.00546], "ok": [True, False]})
     shown = numbers.display_table(frame, sig=3).frame
     assert list(shown["r"]) == [1, 64] and list(shown["ok"]) == [True, False]
-    assert list(shown["TV"]) == ["0.23760", "0.00546"]
+    assert list(shown["TV"]) == ["0.238", "0.00546"]
     assert frame["tv"].dtype.kind == "f"  # the input is left alone
 
 
