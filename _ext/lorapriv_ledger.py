@@ -70,6 +70,29 @@ READABLE = (
     (re.compile(r"\bsqrt\("), "\u221a("),
     (re.compile(r"\*(\w[^*]*\w)\*"), "\\1"),  # *added* -> added
     (re.compile(r"\[(\d+(?:, \d+)+)\]"), "\\1"),  # ranks [4, 16, 64] -> ranks 4, 16, 64
+    (re.compile(r"\$([^$]+)\$"), "\\1"),  # $F_n$ -> F_n: inline TeX markers, which a table cell does not render
+    (re.compile(r"`([^`]+)`"), "\\1"),  # `make results-a5` -> make results-a5
+    (re.compile(r"\\(?=[A-Za-z])"), ""),  # \varepsilon -> varepsilon, then a symbol below
+    *(
+        (re.compile(rf"\b{word}\b{guard}"), symbol)
+        for word, guard, symbol in (
+            ("varepsilon", "", "\u03b5"),
+            ("epsilon", "", "\u03b5"),
+            ("eps", "", "\u03b5"),
+            ("Delta", "", "\u0394"),
+            ("delta", "", "\u03b4"),
+            ("eta", "", "\u03b7"),
+            ("rho", "", "\u03c1"),
+            ("sigma", "", "\u03c3"),
+            ("mu", "", "\u03bc"),
+            ("nu", "", "\u03bd"),
+            ("kappa", "", "\u03ba"),
+            ("pi", "", "\u03c0"),
+            ("chi", "(?!-squ)", "\u03c7"),
+        )
+    ),
+    # x^2 -> x², but not (eta L)^2.03, whose exponent is a decimal
+    (re.compile(r"\^(\d+)(?![.\d])"), lambda m: m.group(1).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))),
 )
 
 

@@ -395,3 +395,14 @@ def claims_frame(claims: list[Claim], directory: Path | None = None):
         for c in claims
     ]
     return pd.DataFrame(rows).set_index("claim")
+
+
+def claims_table(claims: list[Claim], directory: Path | None = None):
+    """:func:`claims_frame` as a notebook page shows it: the claim id as its first column, captioned, no text cut."""
+    from .numbers import display_table
+
+    return display_table(
+        claims_frame(claims, directory),
+        caption="This chapter's verdicts, as written to the claims ledger: each claim, where the paper makes it, its "
+        "verdict and how many of its evidence checks passed.",
+    )

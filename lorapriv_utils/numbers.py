@@ -62,14 +62,14 @@ def check_rank(r: int) -> int:
 def format_column(values, sig: int = TABLE_DIGITS, missing: str = "n/a") -> list[str]:
     """Floats as text with ``sig`` significant digits each, in one notation for the whole column.
 
-    Fixed notation when every non-zero magnitude lies in [1e-3, 1e6), each value with the decimals its own ``sig``
+    Fixed notation when every non-zero magnitude lies in [1e-4, 1e6), each value with the decimals its own ``sig``
     digits need (at most 6; a value of ``sig`` or more integer digits keeps them all, with no decimals), scientific
     notation otherwise: never ``9.97e-01`` beside ``20106000``.  Zero is ``0``; missing values (NaN) become
     ``missing``.
     """
     values = [float(v) for v in values]
     finite = [abs(v) for v in values if math.isfinite(v) and v != 0.0]
-    fixed = not finite or (min(finite) >= 1e-3 and max(finite) < 1e6)
+    fixed = not finite or (min(finite) >= 1e-4 and max(finite) < 1e6)
     out = []
     for v in values:
         if math.isnan(v):
@@ -122,6 +122,19 @@ class Table:
         return f"{self.caption}\n{text}" if self.caption else text
 
 
+def interval_columns(columns: list, name) -> tuple:
+    """The columns holding ``name``'s interval: ``name_low`` and ``name_high``, or else the two columns right after
+    it when their names end in "low" and "high" ("difference low", "95% high"); (None, None) when there are none."""
+    if f"{name}_low" in columns and f"{name}_high" in columns:
+        return f"{name}_low", f"{name}_high"
+    at = columns.index(name)
+    after = [str(c) for c in columns[at + 1 : at + 3]]
+    owned = any(c.endswith(("_low", "_high")) and c.rsplit("_", 1)[0] in columns for c in after)  # another's interval
+    if len(after) == 2 and after[0].endswith("low") and after[1].endswith("high") and not owned:
+        return columns[at + 1], columns[at + 2]
+    return None, None
+
+
 def display_table(
     frame: pd.DataFrame, sig: int = TABLE_DIGITS, missing: str = "n/a", caption: str | None = None
 ) -> Table:
@@ -132,8 +145,10 @@ def display_table(
     if not isinstance(out.index, pd.RangeIndex) or out.index.name is not None:
         out = out.reset_index()
     for name in list(out.columns):  # a value and its interval in one cell: "0.910 [0.880, 0.932]"
-        low, high = f"{name}_low", f"{name}_high"
-        if low in out and high in out and all(out[c].dtype.kind == "f" for c in (name, low, high)):
+        if name not in out:
+            continue
+        low, high = interval_columns(list(out.columns), name)
+        if low and all(out[c].dtype.kind == "f" for c in (name, low, high)):
             n = len(out)
             texts = format_column([*out[name], *out[low], *out[high]], sig, missing)
             out[name] = [

@@ -405,7 +405,7 @@ def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels
     for ax, (attack, by_variant) in zip(axes.flat, curves.items(), strict=False):
         floor = 1.0
         for name, (fpr, tpr) in by_variant.items():
-            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), lw=1.3, label=labels[name])
+            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), lw=1.3, label=labels[name], color=method_colour(name))
             floor = min(floor, fpr[fpr > 0].min() if (fpr > 0).any() else 1.0)
         grid = np.logspace(-4, 0, 50)
         ax.plot(grid, grid, color="0.5", ls=":", lw=1)

@@ -123,4 +123,4 @@ ledger.save_claims(a2_dynamics.KEY, claims)
 plots.save_figure(adversarial_fig, "a2_adversarial")
 for name, value in a2_dynamics.key_numbers(drift, adversarial).items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

@@ -147,4 +147,4 @@ ledger.save_claims(a3_noise.KEY, claims)
 plots.save_figure(kurtosis_fig, "a3_kurtosis")
 for name, value in a3_noise.key_numbers(eq11, kurt, ranks, trajectory).items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

@@ -154,4 +154,4 @@ ledger.save_claims(a4_normal_law.KEY, claims)
 plots.save_figure(distance_fig, "a4_distance")
 for name, value in a4_normal_law.key_numbers(table, limits, fits).items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

@@ -21,13 +21,13 @@
 # On SmolLM2-135M-Instruct (pretrained, not GPT-2), which decides Table 1's claims, eq. 24's AUC is
 # {glue:text}`a6_membership_pre_enron_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_enron_lorar8_auc:.3f` for LoRA r = 8 on
 # Enron; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
-# {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`, and rank 8 is more exposed than
-# rank 16 on Enron {verdict}`A-6.rank`. On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2,
+# {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`; whether rank 8 is more exposed than
+# rank 16 is unresolved, its two Enron seeds disagreeing {verdict}`A-6.rank`. On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2,
 # at equal perplexity, LoRA is resolvably less exposed than adapter fine-tuning in
 # {glue:text}`a6_membership_vsadapter_below:g` of {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons {verdict}`A-6.attribution`.
 # ```
 #
-# This page loads the membership-inference results that the engine's command line wrote at three
+# This page loads the membership-inference results that the package's command line (`python -m lorapriv_utils`) wrote at three
 # scales (committed under `results/published/`, each record checked against its checksum), lays
 # Table 1 of paper A beside them, and then asks, at the default scale, the question Table 1 cannot
 # answer: at *equal validation perplexity*, is LoRA harder to attack than full fine-tuning? The
@@ -383,9 +383,10 @@ ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")
 numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves)) | a6.model_numbers(scale)
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
+numbers |= a6.seed_numbers(pretrained_grid)
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
 numbers |= a6.projection_numbers(projection)
 numbers |= a6.core_outcomes(claims)
 for name, value in numbers.items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

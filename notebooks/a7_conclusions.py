@@ -84,4 +84,4 @@ for claim in claims:
 
 # %% tags=["hide-input"]
 ledger.save_claims(a7.KEY, claims)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

@@ -128,4 +128,4 @@ ledger.save_claims(aa_moments.KEY, claims)
 plots.save_figure(eq44_fig, "aa_eq44")
 for name, value in aa_moments.key_numbers(diff, absc).items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

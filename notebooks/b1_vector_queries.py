@@ -199,4 +199,4 @@ numbers = {
 }
 for name, value in numbers.items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

@@ -95,7 +95,7 @@ scores_fig = plots.attack_scores_plot(
 # adversary who knows the other samples (as in the DP game) knows that span without the
 # target; the target's own output gradient leaves it whenever the others' gradient $V_0$ has
 # rank below the layer's output width $n$, which is always the case for GPT-2's `c_attn`
-# ($768 \to 2304$) and for the engine's ($64 \to 192$), however many tokens the batch holds.
+# ($768 \to 2304$) and for the toy GPT-2's ($64 \to 192$), however many tokens the batch holds.
 # `support` scores the share of the release outside that span. Once $V_0$'s rank reaches $n$,
 # the span says nothing, but the release is still $r$ Gaussian draws with covariance
 # $V^\top V / r$, which the target changes: `likelihood` is the log-likelihood ratio of the
@@ -124,9 +124,9 @@ growth = b2_matrix_queries.audit_growth((768, 64, 16, 32, "outer"), [100, 500, s
 display_table(growth, caption="The audit's proven epsilon against the number of trials.")
 
 # %% [markdown]
-# ## LoRA's step is $MV$: checked on the engine's GPT-2
+# ## LoRA's step is $MV$: checked on the toy GPT-2
 #
-# Three steps of LoRA with $A$ frozen on the engine's own PEFT model (every block's `c_attn`,
+# Three steps of LoRA with $A$ frozen on the toy GPT-2, built with PEFT (every block's `c_attn`,
 # random initialisation, random tokens). After each step, the change of the merged weights is
 # compared with the best multiple $c\,MG$ of the projected full gradient $G$ taken at the
 # weights before the step: the worst relative residual with plain SGD (a rounding-level number,
@@ -142,12 +142,12 @@ display_table(
 )
 
 # %% [markdown]
-# The entries of $A$, times $\sqrt r$, as the engine draws them and as PEFT initialises them by
+# The entries of $A$, times $\sqrt r$, as this book's code draws them and as PEFT initialises them by
 # default: a Wishart projection $W_m(I/r, r)$ needs them standard normal.
 
 # %%
 inits = b2_matrix_queries.init_table(8)
-display_table(inits, caption="A's entries times sqrt(r), as the engine and PEFT draw them.")
+display_table(inits, caption="A's entries times sqrt(r), as this book's code and PEFT draw them.")
 
 # %% [markdown]
 # ## The DP game on a trained GPT-2
@@ -212,4 +212,4 @@ numbers = {
 }
 for name, value in numbers.items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

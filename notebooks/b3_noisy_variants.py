@@ -153,7 +153,7 @@ display_table(
 dp_paired = b3.paired_table(dp_records)
 display_table(dp_paired, caption="Paired differences in attack AUC at equal noise, with 95% intervals.")
 
-# %% mystnb={"figure": {"caption": "Reference-attack AUC (mean over two seeds, bars: the seeds' range) against mean validation perplexity for DP-SGD on four weight sets of the engine's GPT-2 and for compressed DP-SGD, at noise multipliers 0 (clipping only), 0.5, 1 and 2 (compressed DP-SGD: at the smaller noise that gives it the same certified epsilon). The dashed line is the base model's perplexity, the dotted one chance. Without noise the full model is attacked far more than the others; with noise the points crowd near chance and near the base model's perplexity.", "name": "fig-b3-dp-weights"}, "image": {"alt": "Scatter of attack AUC against perplexity with bars, one marker per weight set and one colour per noise multiplier; the no-noise full-model point lies far above the rest, and the noisy points cluster near AUC 0.5 to 0.6 close to the base model's perplexity."}}
+# %% mystnb={"figure": {"caption": "Reference-attack AUC (mean over two seeds, bars: the seeds' range) against mean validation perplexity for DP-SGD on four weight sets of the toy GPT-2 and for compressed DP-SGD, at noise multipliers 0 (clipping only), 0.5, 1 and 2 (compressed DP-SGD: at the smaller noise that gives it the same certified epsilon). The dashed line is the base model's perplexity, the dotted one chance. Without noise the full model is attacked far more than the others; with noise the points crowd near chance and near the base model's perplexity.", "name": "fig-b3-dp-weights"}, "image": {"alt": "Scatter of attack AUC against perplexity with bars, one marker per weight set and one colour per noise multiplier; the no-noise full-model point lies far above the rest, and the noisy points cluster near AUC 0.5 to 0.6 close to the base model's perplexity."}}
 dp_fig = plots.dp_weights_plot(b3.dp_means(dp_runs), b3.WEIGHT_LABELS, base_ppl)
 
 # %% [markdown]
@@ -199,4 +199,4 @@ dp_quoted = b3.dp_numbers(dp_runs, dp_paired, dp_records, base_ppl)
 dp_quoted |= measured_times(b3.KEY, {"dp": ("results-b3",)})
 for name, value in {**b3.key_numbers(ratios, m2, m1), **dp_quoted}.items():
     glue(name, value, display=False)
-ledger.claims_frame(claims)
+ledger.claims_table(claims)

@@ -324,6 +324,7 @@ def test_the_chapter_on_tiny_results(results):
     compared = [r for v in ("lora-r8", "lora-r16") if (r := a6._row(versus_adapter, v, "synthetic-email")) is not None]
     assert numbers["a6_membership_vsadapter_comparisons"] == len(compared)
     assert numbers["a6_membership_vsadapter_below"] == sum(r["diff_high"] < 0 for r in compared)
+    assert numbers["a6_membership_email_vsadapter_below"] == numbers["a6_membership_vsadapter_below"]  # one corpus
     assert a6.model_numbers(SCALE)["a6_membership_pre_base_params"] == 134_515_008
 
     roc, signals = a6.roc_curves(records, "synthetic-email", 0, SCALE)
@@ -413,3 +414,38 @@ def test_the_projection_test_is_unresolved_when_its_interval_contains_zero_and_f
     core = [c for c in checks if c.role == "core"]
     assert [c.outcome for c in core] == ["passes", "unresolved", "fails"]
     assert [c.passed for c in checks if c.role == "caveat"] == [True, True, False]  # 1.4 times: not comparable
+
+
+def test_a_perplexity_order_is_unresolved_when_the_seeds_disagree():
+    rng = np.random.default_rng(0)
+    low, high = a6.seed_interval([-0.47, 0.035], rng)
+    assert low == pytest.approx(-0.47) and high == pytest.approx(0.035)  # two seeds: about their range
+    summary = pd.DataFrame(
+        {
+            "dataset": "d",
+            "variant": ["lora-r8", "lora-r16"],
+            "ppl": [16.7, 21.0],
+            "auc": [0.87, 0.81],
+            "tpr1": 0.1,
+            "seeds": 2,
+        }
+    )
+    rows = [("auc", 0.06, -0.01, 0.15), ("log_ppl", -0.22, -0.47, 0.035)]
+    differences = pd.DataFrame(
+        [
+            {"dataset": "d", "a": "lora-r8", "b": "lora-r16", "metric": m, "seeds": 2, "diff": v, "low": lo, "high": hi}
+            for m, v, lo, hi in rows
+        ]
+    )
+    rank = a6.table1_checks(summary, "d", differences=differences)["A-6.rank"]
+    ppl = next(c for c in rank if "PPL" in c.name)
+    assert ppl.interval == (-0.47, 0.035) and ppl.measured == pytest.approx(-0.22)  # from the seeds, not the means
+    assert ledger.verdict_from(rank) == "qualified"  # both core checks unresolved: not failed on noise
+    one_seed = a6.table1_checks(summary, "d")["A-6.rank"]  # no interval: the ratio of the means decides
+    ppl = next(c for c in one_seed if "PPL" in c.name)
+    assert ppl.interval is None and ppl.measured == pytest.approx(math.log(16.7 / 21.0), abs=1e-5) and not ppl.passed
+    grid = pd.DataFrame({"dataset": "enron", "variant": ["lora-r16"], "seed": [1], "ppl": [17.38], "auc": [0.8716]})
+    assert a6.seed_numbers(grid) == {
+        "a6_membership_pre_enron_lorar16_s1_auc": 0.872,
+        "a6_membership_pre_enron_lorar16_s1_ppl": 17.38,
+    }

@@ -70,4 +70,7 @@ def test_the_ledger_shows_symbols_not_ascii_mathematics():
     from lorapriv_ledger import readable
 
     text = "||f_A(t)||_2 <= eta L; A^T A != I; sqrt(r) >= 1; the *added* noise; ranks [4, 16, 64]; [1] stays"
-    assert readable(text) == "‖f_A(t)‖_2 ≤ eta L; Aᵀ A ≠ I; √(r) ≥ 1; the added noise; ranks 4, 16, 64; [1] stays"
+    assert readable(text) == "‖f_A(t)‖_2 ≤ η L; Aᵀ A ≠ I; √(r) ≥ 1; the added noise; ranks 4, 16, 64; [1] stays"
+    text = "$F_n$ at `make x`; chi^2_r/r and a chi-square law; 2^6/pi; (eta L)^2.03; eps = 1, delta = 1e-5; beta stays"
+    assert readable(text) == "F_n at make x; χ²_r/r and a chi-square law; 2⁶/π; (η L)^2.03; ε = 1, δ = 1e-5; beta stays"
+    assert readable(r"$\varepsilon$ and $\sigma$") == "ε and σ"

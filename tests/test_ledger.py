@@ -249,3 +249,5 @@ def test_claims_frame_counts_evidence_and_takes_where_from_the_register(folder):
     row = frame.loc["X-1"]
     assert row["where"] == "eq. 1" and row["verdict"] == "holds"
     assert row["evidence checks passed"] == "1 of 1" and row["other checks (instruments, identities)"] == 1
+    table = ledger.claims_table([_claim(checks, "X-1")], folder)
+    assert list(table.frame.columns)[:3] == ["claim", "where", "verdict"] and table.caption.startswith("This chapter's")

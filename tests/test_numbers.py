@@ -55,6 +55,7 @@ def test_format_column_shows_three_significant_digits_per_value():
     assert numbers.format_column([0.2376, 0.00546, 105.34, 2966.4]) == ["0.238", "0.00546", "105", "2966"]
     assert numbers.format_column([2.0, -0.0376]) == ["2.00", "-0.0376"]
     assert numbers.format_column([0.9996, 9.9996]) == ["1.00", "10.0"]  # rounding up adds no digit
+    assert numbers.format_column([-0.262, 0.000932]) == ["-0.262", "0.000932"]  # fixed down to 1e-4
 
 
 def test_display_table_formats_floats_only():
@@ -77,6 +78,11 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
     assert repr(table).splitlines()[0].split() == ["lira", "AUC", "PPL", "method"]
     ci = pd.DataFrame({"auc": [0.91, float("nan")], "auc_low": [0.88, 0.1], "auc_high": [0.932, 0.2]})
     assert list(numbers.display_table(ci, sig=3).frame["AUC"]) == ["0.910 [0.880, 0.932]", "n/a"]  # one cell
+    after = pd.DataFrame({"AUC - full": [-0.2], "difference low": [-0.25], "difference high": [-0.15], "n": [2]})
+    assert list(numbers.display_table(after).frame.columns) == ["AUC - full", "n"]  # the two columns after a value
+    assert numbers.display_table(after).frame["AUC - full"][0] == "-0.200 [-0.250, -0.150]"
+    other = pd.DataFrame({"x": [1.0], "y_low": [0.5], "y_high": [2.0], "y": [1.5]})
+    assert list(numbers.display_table(other).frame.columns) == ["x", "y"]  # y's interval is y's, not x's
     indexed = numbers.display_table(pd.DataFrame({"x": [1.0]}, index=pd.Index(["row"], name="case")))
     assert list(indexed.frame.columns) == ["case", "x"]  # a meaningful index is kept, as a column
     assert numbers.header("ratio_to_8r") == "ratio to 8r" and numbers.header("m") == "m"

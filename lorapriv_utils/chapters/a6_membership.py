@@ -489,6 +489,14 @@ def grid_differences(
     from ..mia.attacks import metrics
 
     signals, splits = _eq24_signals(records, scale, root)
+    ppl = {
+        (
+            r["manifest"]["cell"]["dataset"],
+            variant_name(r["manifest"]["cell"]["method"], r["manifest"]["cell"]["rank"]),
+            r["manifest"]["cell"]["seed"],
+        ): r["metrics"]["validation_perplexity"]
+        for r in records
+    }
     rows = []
     for d in dict.fromkeys(slot[0] for slot in signals):
         for a, b in pairs:
@@ -508,8 +516,25 @@ def grid_differences(
                     {"dataset": d, "a": a, "b": b, "metric": name, "seeds": len(seeds)}
                     | {"diff": ci.value, "low": ci.low, "high": ci.high}
                 )
+            if len(seeds) > 1:  # perplexity: one number per run, so its interval is over the seeds alone
+                ratios = [math.log(ppl[(d, a, s)] / ppl[(d, b, s)]) for s in seeds]
+                low, high = seed_interval(ratios, np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), 2]))
+                rows.append(
+                    {"dataset": d, "a": a, "b": b, "metric": "log_ppl", "seeds": len(seeds)}
+                    | {"diff": float(np.mean(ratios)), "low": low, "high": high}
+                )
     columns = ["dataset", "a", "b", "metric", "seeds", "diff", "low", "high"]
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
+
+
+def seed_interval(values: list[float], rng: np.random.Generator, resamples: int = 1000) -> tuple[float, float]:
+    """The 95% percentile interval of the mean of per-seed ``values``, resampling the seeds (with two seeds, about
+    their range: a comparison whose seeds disagree in sign is unresolved)."""
+    from ..mia.attacks.resampling import percentile
+    from ..mia.attacks.resampling import resamples as draw
+
+    values_ = np.asarray(values, dtype=np.float64)
+    return percentile([values_[idx].mean() for (idx,) in draw(rng, [len(values_)], resamples)])
 
 
 # The projection arms: LoRA-FA r=8 with its random frozen A against the same training with a fixed A (a DCT
@@ -627,7 +652,7 @@ def projection_checks(table: pd.DataFrame) -> list[Check]:
 def differences_display(differences: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """:func:`grid_differences` of several scales (by scale name) as one table for the page: the comparison in
     words, the metric, the seeds, the difference and its 95% interval."""
-    metric_names = {"auc": "AUC", "tpr1": "TPR@1%"}
+    metric_names = {"auc": "AUC", "tpr1": "TPR@1%", "log_ppl": "log perplexity (seeds only)"}
     frames = [
         frame.assign(
             scale=name,
@@ -736,14 +761,28 @@ def table1_checks(
             return None  # a rate the non-members cannot resolve
         return _bound(name, value, bound, role=role(wanted), interval=interval)
 
+    def ppl_order(name: str, a: str, b: str):
+        """a's perplexity at least b's, as the log of their ratio >= 0: over the seeds both ran, with the seeds'
+        interval where there are several (unresolved when the seeds disagree), else the ratio of the means."""
+        found = (
+            None
+            if differences is None or not len(differences)
+            else differences[
+                (differences["dataset"] == dataset)
+                & (differences["a"] == a)
+                & (differences["b"] == b)
+                & (differences["metric"] == "log_ppl")
+            ]
+        )
+        if found is not None and len(found):
+            value, interval = float(found.iloc[0]["diff"]), (float(found.iloc[0]["low"]), float(found.iloc[0]["high"]))
+        else:
+            pa, pb = mean(a, "ppl"), mean(b, "ppl")
+            value, interval = (math.log(pa / pb) if pa > 0 and pb > 0 else math.nan), None
+        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role("core"), interval=interval)
+
     adapter = [
-        _bound(
-            f"{tag}: PPL adapter >= PPL full (loses utility)",
-            mean("adapter", "ppl"),
-            mean("full", "ppl"),
-            ">=",
-            role("core"),
-        ),
+        ppl_order(f"{tag}: PPL adapter >= PPL full (loses utility)", "adapter", "full"),
         gap(f"{tag}: AUC adapter <= AUC full (gains robustness)", "adapter", "full", "auc", 0.0),
         gap(
             f"{tag}: the AUC drop from full to adapter is at most {SLIGHT_GAIN} ('a slight improvement')",
@@ -787,7 +826,7 @@ def table1_checks(
     )
     rank = [
         gap(f"{tag}: AUC r=8 below r=16", "lora-r8", "lora-r16", "auc", 0.0),
-        _bound(f"{tag}: PPL r=8 above r=16", mean("lora-r8", "ppl"), mean("lora-r16", "ppl"), ">=", role("core")),
+        ppl_order(f"{tag}: PPL r=8 above r=16", "lora-r8", "lora-r16"),
     ]
     out = {"A-6.adapter": adapter, "A-6.lora": lora, "A-6.rank": rank}
     return {claim: [c for c in checks if c is not None] for claim, checks in out.items()}
@@ -1175,6 +1214,17 @@ def scale_numbers(
     return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
 
 
+def seed_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
+    """Each run's own perplexity and eq. 24 AUC, for a text that tells the seeds apart, keyed
+    ``<prefix>_<dataset>_<variant>_s<seed>_ppl`` and ``..._auc`` (``grid``: one row per run, as :func:`grid_frame`)."""
+    numbers, perplexities = {}, {}
+    for _, row in grid.iterrows():
+        tag = f"{prefix}_{row['dataset']}_{row['variant'].replace('-', '')}_s{int(row['seed'])}"
+        perplexities[f"{tag}_ppl"] = row["ppl"]
+        numbers[f"{tag}_auc"] = row["auc"]
+    return {**quoted_numbers(KEY, numbers), **quoted_numbers(KEY, perplexities, digits=4)}
+
+
 def difference_numbers(differences: pd.DataFrame, prefix: str = "") -> dict[str, float]:
     """:func:`grid_differences` as numbers the text quotes, keyed ``<prefix>_<dataset>_<a>_minus_<b>_<metric>``
     (``_low`` and ``_high`` for the interval; the default scale unprefixed, its synthetic e-mails ``email``)."""
@@ -1260,6 +1310,10 @@ def key_numbers(
         rows = [_row(table, v, d) for d in dict.fromkeys(summary["dataset"]) for v in ("lora-r8", "lora-r16")]
         rows = [r for r in rows if r is not None]
         numbers[f"vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in rows)  # resolved below it
+        for d in dict.fromkeys(summary["dataset"]):  # ... on each corpus (Penn Treebank: text the base already knew)
+            mine = [_row(table, v, d) for v in ("lora-r8", "lora-r16")]
+            below = sum(r is not None and float(r["diff_high"]) < 0 for r in mine)
+            numbers[f"{shorts.get(d, d.replace('-', ''))}_vs{baseline}_below"] = below
         numbers[f"vs{baseline}_comparisons"] = len(rows)
     # perplexities with four significant digits: on Penn Treebank the methods differ in the fourth
     perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
@@ -1298,6 +1352,7 @@ __all__ = [
     "scale_checks",
     "scale_numbers",
     "scale_summary",
+    "seed_numbers",
     "table1_checks",
     "table1_comparison",
 ]
