@@ -712,22 +712,32 @@ def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
+def _paired(
+    differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str
+) -> tuple[float, tuple[float, float]] | None:
+    """a minus b on dataset ``d`` and its interval, from ``differences`` (:func:`grid_differences`); None where it
+    does not hold the pair."""
+    if differences is None or not len(differences):
+        return None
+    rows = differences[
+        (differences["dataset"] == d)
+        & (differences["a"] == a)
+        & (differences["b"] == b)
+        & (differences["metric"] == metric)
+    ]
+    if not len(rows):
+        return None
+    row = rows.iloc[0]
+    return float(row["diff"]), (float(row["low"]), float(row["high"]))
+
+
 def _difference(
     summary: pd.DataFrame, differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str
 ) -> tuple[float, tuple[float, float] | None]:
     """a minus b on dataset ``d``: from ``differences`` (:func:`grid_differences`), with its interval, where it
     holds the pair; else the difference of the summary's means, without one."""
-    if differences is not None and len(differences):
-        rows = differences[
-            (differences["dataset"] == d)
-            & (differences["a"] == a)
-            & (differences["b"] == b)
-            & (differences["metric"] == metric)
-        ]
-        if len(rows):
-            row = rows.iloc[0]
-            return float(row["diff"]), (float(row["low"]), float(row["high"]))
-    return _mean(summary, d, a, metric) - _mean(summary, d, b, metric), None
+    found = _paired(differences, d, a, b, metric)
+    return found if found is not None else (_mean(summary, d, a, metric) - _mean(summary, d, b, metric), None)
 
 
 def table1_checks(
@@ -764,18 +774,9 @@ def table1_checks(
     def ppl_order(name: str, a: str, b: str):
         """a's perplexity at least b's, as the log of their ratio >= 0: over the seeds both ran, with the seeds'
         interval where there are several (unresolved when the seeds disagree), else the ratio of the means."""
-        found = (
-            None
-            if differences is None or not len(differences)
-            else differences[
-                (differences["dataset"] == dataset)
-                & (differences["a"] == a)
-                & (differences["b"] == b)
-                & (differences["metric"] == "log_ppl")
-            ]
-        )
-        if found is not None and len(found):
-            value, interval = float(found.iloc[0]["diff"]), (float(found.iloc[0]["low"]), float(found.iloc[0]["high"]))
+        found = _paired(differences, dataset, a, b, "log_ppl")
+        if found is not None:
+            value, interval = found
         else:
             pa, pb = mean(a, "ppl"), mean(b, "ppl")
             value, interval = (math.log(pa / pb) if pa > 0 and pb > 0 else math.nan), None
