@@ -7,7 +7,7 @@ compares its outputs with the stored ones (``make nbval``, inside ``make test``,
 and ``tools/execute_notebooks.py``, which executes them and stores the new outputs (``make notebooks``, ``make
 book-fresh``). ``{execution-times}`` renders one row per notebook page: its latest measured time, by whom, when,
 and what became of its outputs (compared with the stored ones, or stored); a notebook neither has run here says
-so rather than show a time.
+so rather than show a time.  A last row sums the measured times: executing every notebook one after another.
 """
 
 from __future__ import annotations
@@ -94,6 +94,14 @@ def _rows(app: Sphinx) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _total(rows: list[tuple[str, str, str, str]]) -> tuple[str, str, str, str]:
+    """The last row: the measured times summed, what executing every notebook one after another takes here."""
+    timed = [float(seconds) for _, seconds, _, _ in rows if seconds]
+    missing = len(rows) - len(timed)
+    note = f"sum of the {len(timed)} measured rows" + (f"; {missing} not executed here" if missing else "")
+    return ("", f"{sum(timed):.1f}", note, "")
+
+
 def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
     for node in list(doctree.findall(execution_times_node)):
         rows = _rows(app)
@@ -110,11 +118,14 @@ def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
         head += header
         body = nodes.tbody()
         group += body
-        for docname, seconds, how, ok in rows:
+        for docname, seconds, how, ok in [*rows, _total(rows)]:
             row = nodes.row()
-            link = nodes.reference("", env_title(app, docname), internal=True)
-            link["refuri"] = app.builder.get_relative_uri(fromdocname, docname)
-            row += nodes.entry("", nodes.paragraph("", "", link))
+            if docname:
+                link = nodes.reference("", env_title(app, docname), internal=True)
+                link["refuri"] = app.builder.get_relative_uri(fromdocname, docname)
+                row += nodes.entry("", nodes.paragraph("", "", link))
+            else:
+                row += nodes.entry("", nodes.paragraph(text="all notebooks"))
             for text in (seconds, how, ok):
                 row += nodes.entry("", nodes.paragraph(text=text))
             body += row

@@ -202,9 +202,9 @@ class ClaimsLedgerDirective(_LedgerDirective):
             )
             data.append({"lorapriv_claim": entry.claim_id, "classes": [f"paper-{entry.paper}"]})
         scales = nodes.paragraph(classes=["lorapriv-scales"])
-        scales += nodes.Text("Scales, where a chapter trains a model: ")
+        scales += nodes.Text("Scales (a claim's Scale cell names the model its chapter trains, where it trains one): ")
         scales += nodes.Text("; ".join(f"{name}, {s.engine.model.describe()}" for name, s in SCALES.items()) + ".")
-        headers = ["Claim", "Verdict", "Statement (our words)", "Where", "Chapter", "Scale", "Numbers"]
+        headers = ["Claim", "Verdict", "Statement (our words)", "Where", "Chapter", "Scale (model)", "Numbers"]
         columns = ["claim", "verdict", "statement", "where", "chapter", "scale", "numbers"]
         table = _table(headers, [8, 7, 30, 12, 13, 7, 23], rows, ["lorapriv-ledger"], columns, data)
         return [ledger_tally_node(), scales, table]
@@ -333,8 +333,13 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
             return nodes.Text("")
         name = row.result.evidence_scale
         scale = SCALES.get(name)
-        explanation = f"where a model is trained: {scale.engine.model.describe()}" if scale else ""
-        return nodes.abbreviation(name, name, explanation=explanation)
+        if scale is None:
+            return nodes.Text(name)
+        # the model in a few words, visible (a phone has no tooltip); the full description as the tooltip
+        cell = nodes.inline()
+        cell += nodes.abbreviation(name, name, explanation=f"where a model is trained: {scale.engine.model.describe()}")
+        cell += nodes.inline("", f" {scale.engine.model.short_name()}", classes=["lorapriv-model"])
+        return cell
     if isinstance(node, claim_numbers_node):
         if row.result is None:
             return nodes.Text(row.entry.untestable or "not tested yet")

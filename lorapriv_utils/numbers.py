@@ -13,6 +13,8 @@ from html import escape
 
 import pandas as pd
 
+from .labels import readable
+
 DISPLAY_DIGITS = 5
 TABLE_DIGITS = 3  # the house style of the book's tables: three significant digits
 # Quantities that are zero in exact arithmetic come out of float64 linear algebra at about 1e-16 times their
@@ -140,11 +142,12 @@ def display_table(
 ) -> Table:
     """``frame`` for display (:class:`Table`): every float column formatted by :func:`format_column`, a column ``X``
     with ``X_low`` and ``X_high`` beside it shown as one cell with its interval, the headers made readable
-    (:func:`header`), a row index other than 0..N kept as the first column, and ``caption`` above it."""
+    (:func:`header`), booleans, corpora and methods' variants by their names (:func:`lorapriv_utils.labels.readable`),
+    a row index other than 0..N kept as the first column, and ``caption`` above it."""
     out = frame.copy()
     if not isinstance(out.index, pd.RangeIndex) or out.index.name is not None:
         out = out.reset_index()
-    for name in list(out.columns):  # a value and its interval in one cell: "0.910 [0.880, 0.932]"
+    for name in list(out.columns):  # a value and its interval in one unbreakable cell: "0.910 [0.880, 0.932]"
         if name not in out:
             continue
         low, high = interval_columns(list(out.columns), name)
@@ -152,13 +155,15 @@ def display_table(
             n = len(out)
             texts = format_column([*out[name], *out[low], *out[high]], sig, missing)
             out[name] = [
-                v if v == missing else f"{v} [{lo}, {hi}]"
+                v if v == missing else f"{v}\u00a0[{lo},\u00a0{hi}]"  # no-break spaces: a narrow column wraps elsewhere
                 for v, lo, hi in zip(texts[:n], texts[n : 2 * n], texts[2 * n :], strict=True)
             ]
             out = out.drop(columns=[low, high])
     for name in out.columns:
         if out[name].dtype.kind == "f":
             out[name] = format_column(out[name], sig, missing)
+        elif out[name].dtype.kind in "bO":
+            out[name] = out[name].map(readable)
     return Table(out.rename(columns=header), caption)
 
 

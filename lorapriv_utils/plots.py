@@ -47,15 +47,16 @@ def _tex_number(x: float) -> str:
     return f"10^{{{round(k)}}}" if math.isfinite(k) and abs(k - round(k)) < 1e-12 else f"{x:g}"
 
 
-# One colour per method across the book (Okabe and Ito's colour-blind-safe palette); LoRA's ranks in one blue hue,
-# lighter for smaller ranks, so that no two methods share a near-identical colour.
+# One colour per method across the book, no two alike: Okabe and Ito's colour-blind-safe palette, with Tol's wine for
+# the eighth; full fine-tuning's variant in full's orange family; LoRA's ranks in one blue hue, lighter for smaller
+# ranks.
 METHOD_COLOURS = {
     "full": "#D55E00",
-    "frozenemb": "#999999",
-    "adapter": "#E69F00",
-    "flora": "#009E73",
+    "frozenemb": "#E69F00",
+    "adapter": "#000000",
+    "flora": "#882255",
     "lorafa": "#009E73",
-    "lorafixed": "#000000",
+    "lorafixed": "#999999",
     "dpsgd": "#CC79A7",
     "rowscale": "#56B4E9",
 }

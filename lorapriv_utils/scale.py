@@ -68,6 +68,14 @@ class ModelSpec:
             "offline on Penn Treebank's test split"
         )
 
+    def short_name(self) -> str:
+        """The base model in a few words, with its size in millions of parameters (a table cell on a phone)."""
+        if self.gguf is not None:
+            return f"SmolLM2-135M-Instruct ({self.parameters() / 1e6:.0f}M)"
+        if self.hub_id is not None:
+            return f"{self.hub_id} (hub)"
+        return f"toy GPT-2 ({self.parameters() / 1e6:.2g}M)"
+
     def max_rank(self) -> int:
         """The largest LoRA rank every adapted projection admits: min(n, m) over them (GPT-2's c_attn is
         3 n_embd x n_embd; Llama's q_proj n_embd x n_embd, its v_proj n_kv_head head widths x n_embd)."""

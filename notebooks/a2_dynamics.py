@@ -40,7 +40,7 @@
 # %% tags=["hide-input"]
 from myst_nb import glue
 
-from lorapriv_utils import ledger, plots
+from lorapriv_utils import labels, ledger, plots
 from lorapriv_utils.chapters import a2_dynamics
 from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import current_scale
@@ -106,7 +106,7 @@ adversarial_fig = plots.adversarial_plot(adversarial)
 
 # %% tags=["hide-output"]
 rules = a2_dynamics.rules_table(scale)
-display_table(rules, caption="The four update rules' training loss after the longest run.")
+display_table(rules.rename(columns=labels.RULES), caption="The four update rules' training loss after the longest run.")
 
 # %% mystnb={"figure": {"caption": "Training loss after the longest run under the four update rules, per problem and rank, at learning rate 0.1. FLoRA, which resamples $A$ at every step, stays close to the full gradient. LoRA (both factors trained) and the frozen-$A$ rule of eq. 9 part ways at this learning rate: LoRA's loss is lower in every case shown, sometimes far lower.", "name": "fig-a2-rules"}, "image": {"alt": "Dot chart, one row per problem and rank, with four markers for the full gradient, LoRA, frozen A and FLoRA losses; FLoRA sits beside the full gradient, frozen A usually furthest right."}}
 rules_fig = plots.rules_plot(rules)

@@ -251,7 +251,7 @@ def test_the_chapter_on_tiny_results(results):
     assert list(overview.columns[:4]) == ["scale", "seeds", "paper dataset", "method"]
     assert "AUC ours_low" in overview and "TPR@0.01% ours" not in overview
     shown = display_table(overview, sig=3).frame
-    assert shown["AUC ours"].str.match(r"0\.\d+ \[0\.\d+, 0\.\d+\]").all()  # value and interval in one cell
+    assert shown["AUC ours"].str.match(r"0\.\d+\s\[0\.\d+,\s0\.\d+\]").all()  # value and interval in one cell
     claims = a6.claims(
         summary,
         {"full": matched, "adapter": versus_adapter},
@@ -384,6 +384,8 @@ def test_the_chapters_figures_draw_from_small_inputs():
     colours = {line.get_label(): line.get_color() for line in ax.get_lines() if not line.get_label().startswith("_")}
     assert colours == {"full": plots.method_colour("full"), "LoRA": plots.method_colour("lora-r8")}
     assert plots.method_colour("lora-r8") != plots.method_colour("lora-r16") != plots.method_colour("adapter")
+    colours = [*plots.METHOD_COLOURS.values(), *plots.LORA_BLUES.values()]
+    assert len(set(colours)) == len(colours)  # no two methods, nor two ranks, share a colour
     with pytest.raises(KeyError, match="no colour for method 'nothing'"):
         plots.method_colour("nothing-r8")
     figs.append(plots.frontier_plot(points.assign(tpr1=0.02), fronts.assign(tpr1=0.02), ["full"], labels, "tpr1"))

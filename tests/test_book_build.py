@@ -194,7 +194,7 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert "<details><summary>numbers</summary>" in row and "2 vs 2" in row.split("<details>")[1]
     assert ">cpu-pretrained</abbr>" in row and "SmolLM2" in row.split("col-scale")[1]
     assert "paper-A status-pending" in ledger_row("claim-t-3")
-    assert "Scales, where a chapter trains a model: cpu-small, a 2-layer GPT-2 of width 64 (235,264 parameters)" in html
+    assert "trains one): cpu-small, a 2-layer GPT-2 of width 64 (235,264 parameters)" in html
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails
     assert (out / "_static" / "mathjax" / "es5" / "tex-chtml.js").is_file()
@@ -223,6 +223,7 @@ def test_the_execution_statistics_page_shows_each_notebook_s_latest_measured_tim
     assert "Notebook a7_third" in rows[0] and "2.0" in rows[0] and "second, " in rows[0]  # kept by the later record
     assert "Notebook a8_other" in rows[1] and "not executed here" in rows[1]
     assert "Notebook a9_nb" in rows[2] and "12.3" in rows[2] and "nbval, " in rows[2] and "matched" in rows[2]
+    assert "all notebooks" in rows[3] and "14.3" in rows[3] and "sum of the 2 measured rows; 1 not executed" in rows[3]
     assert "first" not in html  # replaced by nbval's record
     assert 'href="notebooks/a9_nb.html"' in rows[2]
 

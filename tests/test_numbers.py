@@ -58,12 +58,13 @@ def test_format_column_shows_three_significant_digits_per_value():
     assert numbers.format_column([-0.262, 0.000932]) == ["-0.262", "0.000932"]  # fixed down to 1e-4
 
 
-def test_display_table_formats_floats_only():
+def test_display_table_formats_floats_and_names_labels():
     import pandas as pd
 
-    frame = pd.DataFrame({"r": [1, 64], "tv": [0.2376, 0.00546], "ok": [True, False]})
+    frame = pd.DataFrame({"r": [1, 64], "tv": [0.2376, 0.00546], "ok": [True, False], "corpus": ["ptb", "enron"]})
     shown = numbers.display_table(frame, sig=3).frame
-    assert list(shown["r"]) == [1, 64] and list(shown["ok"]) == [True, False]
+    assert list(shown["r"]) == [1, 64] and list(shown["ok"]) == ["yes", "no"]
+    assert list(shown["corpus"]) == ["Penn Treebank", "Enron"]
     assert list(shown["TV"]) == ["0.238", "0.00546"]
     assert frame["tv"].dtype.kind == "f"  # the input is left alone
 
@@ -77,10 +78,11 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
     assert "<tbody>\n    <tr>\n      <td>" in html  # every row starts with a data cell: no index header cell
     assert repr(table).splitlines()[0].split() == ["lira", "AUC", "PPL", "method"]
     ci = pd.DataFrame({"auc": [0.91, float("nan")], "auc_low": [0.88, 0.1], "auc_high": [0.932, 0.2]})
-    assert list(numbers.display_table(ci, sig=3).frame["AUC"]) == ["0.910 [0.880, 0.932]", "n/a"]  # one cell
+    unbroken = "0.910\u00a0[0.880,\u00a00.932]"  # one cell, with no-break spaces
+    assert list(numbers.display_table(ci, sig=3).frame["AUC"]) == [unbroken, "n/a"]
     after = pd.DataFrame({"AUC - full": [-0.2], "difference low": [-0.25], "difference high": [-0.15], "n": [2]})
     assert list(numbers.display_table(after).frame.columns) == ["AUC - full", "n"]  # the two columns after a value
-    assert numbers.display_table(after).frame["AUC - full"][0] == "-0.200 [-0.250, -0.150]"
+    assert numbers.display_table(after).frame["AUC - full"][0] == "-0.200\u00a0[-0.250,\u00a0-0.150]"
     other = pd.DataFrame({"x": [1.0], "y_low": [0.5], "y_high": [2.0], "y": [1.5]})
     assert list(numbers.display_table(other).frame.columns) == ["x", "y"]  # y's interval is y's, not x's
     indexed = numbers.display_table(pd.DataFrame({"x": [1.0]}, index=pd.Index(["row"], name="case")))

@@ -82,3 +82,5 @@ def test_the_base_models_sizes_are_the_architectures():
     )
     assert "not GPT-2" in scale.SCALES["cpu-pretrained"].engine.model.describe()
     assert scale.SCALES["paper"].engine.model.describe() == "gpt2 from the Hugging Face hub"
+    shorts = [scale.SCALES[name].engine.model.short_name() for name in ("cpu-small", "cpu-large", "cpu-pretrained")]
+    assert shorts == ["toy GPT-2 (0.24M)", "toy GPT-2 (1.3M)", "SmolLM2-135M-Instruct (135M)"]

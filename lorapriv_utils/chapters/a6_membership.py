@@ -23,8 +23,8 @@ import pandas as pd
 from scipy import stats
 
 from ..catalogue import regenerate
+from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
-from ..mia.engine.methods import labels as method_labels
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -81,7 +81,6 @@ PAPER_TABLE1 = pd.DataFrame(
     ],
     columns=["dataset", "variant", "ppl", "auc_pct", "tpr1_pct", "tpr001_pct"],
 )
-LABELS = method_labels()  # the engine's registry (mia.methods)
 # Readings of the vague words of paper A's section 6 ("Experimental results"), each the strictest round number
 # that Table 1 itself passes (tests/test_a6_membership.py holds PAPER_TABLE1 against them):
 CONSIDERABLE = 0.02  # LoRA's AUC "considerably" below full and adapter fine-tuning's: Table 1's smallest such gap
@@ -105,12 +104,8 @@ def variant_name(method: str, rank, noise=None) -> str:
 
 
 def label(variant: str) -> str:
-    """'lora-r8' -> 'LoRA r=8', 'dpsgd-r8-z1' -> 'DP-SGD (LoRA) r=8, sigma=1'."""
-    parts = variant.split("-")
-    text = LABELS.get(parts[0], parts[0])
-    for part in parts[1:]:
-        text += f" r={part[1:]}" if part.startswith("r") else f", σ={part[1:]}"
-    return text
+    """'lora-r8' -> 'LoRA r=8', 'dpsgd-r8-z1' -> 'DP-SGD (LoRA) r=8, σ=1' (:func:`lorapriv_utils.labels.variant`)."""
+    return variant_label(variant)
 
 
 # ---------------------------------------------------------------- the grid (Table 1's protocol)

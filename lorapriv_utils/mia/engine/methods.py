@@ -96,7 +96,3 @@ def get(name: str) -> Method:
         return REGISTRY[name]
     except KeyError:
         raise ValueError(f"unknown method {name!r}; choose one of {', '.join(REGISTRY)}") from None
-
-
-def labels() -> dict[str, str]:
-    return {name: m.label for name, m in REGISTRY.items()}
