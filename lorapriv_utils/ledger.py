@@ -156,8 +156,10 @@ def check_bound(
     if direction not in ("<=", ">="):
         raise ValueError(f"direction must be '<=' or '>=', got {direction!r}")
     passed = value <= bound if direction == "<=" else value >= bound
-    ratio = value / bound if bound != 0 else math.inf
-    detail = f"measured {direction} claimed? ratio {ratio:.4g}"
+    # a ratio to a bound of 0 says nothing: the sign of the value is the answer
+    detail = f"measured {direction} claimed? " + (
+        f"ratio {value / bound:.4g}" if bound != 0 else "a sign test against 0"
+    )
     if interval is not None:
         interval = (_round(interval[0]), _round(interval[1]))
         detail += f"; 95% interval [{interval[0]:.4g}, {interval[1]:.4g}], unresolved when it contains {bound:.4g}"

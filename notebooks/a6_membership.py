@@ -94,7 +94,8 @@ overview = display_table(
     ),
     sig=3,
     caption="Table 1 of paper A beside every scale that ran it: means over seeds, 95% intervals over the seeds "
-    "(where more than one) and texts.",
+    f"(where more than one) and texts. Our Enron is the {a6.DATASETS['enron']}, our PubMed the "
+    f"{a6.DATASETS['pubmed']}.",
 )
 glue("a6_membership_table1_overview", overview, display=False)
 overview

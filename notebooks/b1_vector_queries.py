@@ -155,7 +155,7 @@ display_table(gauss, caption="Our closed-form Gaussian delta against dp-accounti
 #
 # Theorem 1 needs neighbouring queries with alignment $\rho$ close to 1; paper B's heuristic is
 # $\rho \approx 1 - c/B^2$ early in training. Here $\rho$ is measured on real gradients: the
-# engine's GPT-2 architecture at initialisation, the gradient of block 0's attention input
+# book's toy GPT-2 architecture at initialisation, the gradient of block 0's attention input
 # matrix, summed over a random batch of $B$ Penn Treebank sentences, against the same batch with
 # one sentence removed. `local_exponent` is the slope of $1-\rho$ against $B$ on log-log axes
 # (2 for $c/B^2$); `noise_scale_model` is $\nu/(2B(B+\nu))$ with $\nu$ the gradient noise

@@ -152,7 +152,7 @@ display_table(inits, caption="A's entries times sqrt(r), as this book's code and
 # %% [markdown]
 # ## The DP game on a trained GPT-2
 #
-# The engine's GPT-2 is trained with LoRA-FA ($A$ frozen, $B$ trained, no noise) on the first
+# The book's toy GPT-2 is trained with LoRA-FA ($A$ frozen, $B$ trained, no noise) on the first
 # 100 Penn Treebank member texts, by full-batch plain SGD for 10 steps, so that $A$ is
 # training's only randomness. For each of 16 candidate texts $x$, the release is trained either
 # with $x$ ("in") or without it ("out"), and the adversary, who knows the other texts and the

@@ -121,7 +121,7 @@ display_table(
 # %% [markdown]
 # ## DP training at one noise level: does training fewer weights help?
 #
-# The engine's GPT-2 fine-tuned on Penn Treebank by DP-SGD (Opacus, a text as the privacy unit,
+# The book's toy GPT-2 fine-tuned on Penn Treebank by DP-SGD (Opacus, a text as the privacy unit,
 # Poisson sampling at rate 16/800, clipping $C = 1$, four epochs) on four sets of weights: all of
 # them (but the position embedding, which Opacus cannot clip per text), the attention matrices
 # `c_attn` at full rank, the $B$ factors of a rank-8 LoRA with $A$ frozen (DP-LoRA-FA), and both

@@ -12,6 +12,7 @@ from conftest import registered
 
 from lorapriv_utils import ledger, store
 from lorapriv_utils.chapters import a6_membership as a6
+from lorapriv_utils.labels import CORPORA
 from lorapriv_utils.mia.engine import models
 from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.numbers import display_table
@@ -62,18 +63,18 @@ def _larger_summary(lora_r8_auc: float) -> pd.DataFrame:
 def test_the_real_corpus_replaces_its_stand_in_where_a_scale_runs_it():
     out = a6.table1_comparison(_larger_summary(0.6), SCALES[a6.LARGER])
     enron = out[(out["paper dataset"] == "Enron") & (out["method"] == "LoRA r=8")].iloc[0]
-    assert enron["our data"] == a6.DATASETS["enron"] and enron["AUC ours"] == 0.6 and enron["scale"] == "cpu-large"
+    assert enron["our data"] == CORPORA["enron"] and enron["AUC ours"] == 0.6 and enron["scale"] == "cpu-large"
     assert (out[out["paper dataset"] == "PTB"]["our data"] == "not run at this scale").all()
 
 
 def test_the_stand_in_is_used_only_where_the_real_corpus_is_missing():
     stand_in = _larger_summary(0.6).assign(dataset="synthetic-email")
     out = a6.table1_comparison(stand_in, SCALE)
-    assert (out[out["paper dataset"] == "Enron"]["our data"] == a6.DATASETS["synthetic-email"]).all()
+    assert (out[out["paper dataset"] == "Enron"]["our data"] == CORPORA["synthetic-email"]).all()
     both = pd.concat([stand_in.assign(auc=0.99), _larger_summary(0.6)])
     out = a6.table1_comparison(both, SCALE)
     enron = out[out["paper dataset"] == "Enron"]
-    assert (enron["our data"] == a6.DATASETS["enron"]).all() and enron["AUC ours"].max() == 0.8
+    assert (enron["our data"] == CORPORA["enron"]).all() and enron["AUC ours"].max() == 0.8
 
 
 def test_larger_scale_checks_are_caveats_that_can_fail():

@@ -64,6 +64,8 @@ def test_check_bound_both_directions():
     assert ledger.check_bound("b", 3.0, 2.0, direction=">=").passed
     with pytest.raises(ValueError, match="direction"):
         ledger.check_bound("b", 1.0, 2.0, direction="<")
+    assert ledger.check_bound("b", 1.0, 2.0).detail == "measured <= claimed? ratio 0.5"
+    assert "inf" not in ledger.check_bound("b", -0.2, 0.0).detail  # no ratio to a bound of 0
 
 
 def test_check_role_is_validated():

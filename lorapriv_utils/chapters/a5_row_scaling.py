@@ -274,7 +274,7 @@ def claims(
             "[(1-Delta)/(1+Delta), 1] sqrt(r) c holds with probability at least 1 - p for p >= 1e-9, and fails "
             "at the same very small p as the theorem",
             note="Exact only for a gradient row that does not depend on A, as at the first step (B = 0). Later "
-            "gradients depend on A through training; that case needs the engine and is not tested here.",
+            "gradients depend on A through training; that case needs trained models and is not tested here.",
         )
     )
     checks = [  # a union bound is a theorem: shown, not counted
@@ -354,7 +354,7 @@ def claims(
             note="The noise is LoRA's on the sum of the per-sample gradients, so it scales with that sum, not with "
             "the clipping norm: the formula holds only as a variance inequality, when the per-sample gradients add "
             "up, and fails when they cancel (the noise vanishes with the batch gradient); the real per-text "
-            "gradients of the engine's pre-trained GPT-2 add up, like the random geometry (most of the margin is the "
+            "gradients of the book's toy GPT-2 add up, like the random geometry (most of the margin is the "
             "formula's own slack; their common direction adds a few per cent). The multiplier is measured as the "
             "noise's variance over A: row scaling uses the same A, so Lemma 3.1's variance with the scaled sum held "
             "fixed (the plug-in, shown beside it) overstates it by several per cent. Even where the variances "

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from ..catalogue import regenerate
+from ..labels import CORPORA
 from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
 from ..numbers import quoted_numbers, rounded_frame
@@ -182,7 +183,7 @@ def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
         row = {
             "paper dataset": paper["dataset"],
             "method": label(paper["variant"]),
-            "our data": DATASETS.get(ours_name, "not run at this scale"),
+            "our data": CORPORA.get(ours_name, "not run at this scale"),
             "PPL paper": paper["ppl"],
             "PPL ours": np.nan,
             "AUC paper": paper["auc_pct"] / 100,
@@ -447,7 +448,7 @@ def table1_overview(grids: list[tuple[pd.DataFrame, pd.DataFrame, Scale]]) -> pd
     for summary, intervals, scale in grids:
         table = table1_comparison(summary, scale)
         table = table[table["scale"] != ""].drop(columns=["TPR@0.01% paper", "TPR@0.01% ours"])
-        by_source = {(DATASETS.get(r.dataset, r.dataset), label(r.variant)): r for r in intervals.itertuples()}
+        by_source = {(CORPORA.get(r.dataset, r.dataset), label(r.variant)): r for r in intervals.itertuples()}
         for metric, column in (("auc", "AUC ours"), ("tpr1", "TPR@1% ours")):
             for end in ("low", "high"):
                 table[f"{column}_{end}"] = [

@@ -756,7 +756,7 @@ def alignment_claim(curve: pd.DataFrame, pretrained: pd.DataFrame, scale: Scale)
         f"batches, {slope:.2f} fitted over B >= {ALIGNMENT_LARGE_B}; B^2 (1 - rho) varies {spread:.3g}-fold from "
         f"B = {ALIGNMENT_CAVEAT_B}; gradient noise scale nu = {nu:.3g}{at8}. At the start of fine-tuning nu = "
         f"{float(pretrained.noise_scale.iloc[0]):.3g} and the slope over B >= {ALIGNMENT_LARGE_B} is {slope_pre:.2f}",
-        note="Measured on the engine's GPT-2 architecture (block 0's attention input matrix, Penn Treebank), one "
+        note="Measured on the book's toy GPT-2 architecture (block 0's attention input matrix, Penn Treebank), one "
         "text removed from a random batch: at initialisation (GPT-2's tokenizer) and at the start of fine-tuning "
         "(the pre-trained base and its tokenizer). The c / B^2 law is the large-batch "
         "end of 1 - rho ~ nu / (2B (B + nu)): it holds once B is well above the gradient noise scale nu, with "

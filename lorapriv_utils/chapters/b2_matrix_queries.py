@@ -367,7 +367,7 @@ def _bound(x: float) -> str:
 
 
 def instance_table(ranks: list[int], steps: int = 3) -> pd.DataFrame:
-    """Three steps of LoRA with A frozen on the engine's PEFT GPT-2 (random initialisation): the worst relative
+    """Three steps of LoRA with A frozen on the book's toy GPT-2 under PEFT (random initialisation): the worst relative
     residual of the merged weights' change against the best multiple of M G, with plain SGD and with AdamW,
     and the fitted multiple against -eta s^2."""
     from ..mia.engine import lora_step
@@ -393,13 +393,13 @@ def instance_table(ranks: list[int], steps: int = 3) -> pd.DataFrame:
 
 
 def init_table(rank: int = 8) -> pd.DataFrame:
-    """The entries of A (times sqrt(r)) as the engine draws them and as PEFT initialises them by default,
+    """The entries of A (times sqrt(r)) as this book's code draws them and as PEFT initialises them by default,
     against the standard normal of a Wishart projection W_m(I/r, r)."""
     from ..mia.engine import lora_step
 
     rows = [
         {"A drawn by": label, "r": rank, **lora_step.normality(lora_step.a_entries(rank, init))}
-        for label, init in (("the engine (N(0, 1/r))", "engine"), ("PEFT's default (Kaiming uniform)", "peft"))
+        for label, init in (("this book's code (N(0, 1/r))", "engine"), ("PEFT's default (Kaiming uniform)", "peft"))
     ]
     return rounded_frame(pd.DataFrame(rows), 3)
 
@@ -426,7 +426,7 @@ def instance_claim(instance: pd.DataFrame, inits: pd.DataFrame, scale: Scale) ->
     engine, peft = inits.iloc[0], inits.iloc[1]
     checks.append(
         check_bound(
-            "the engine's A entries are N(0, 1/r) (KS p-value)",
+            "this book's A entries are N(0, 1/r) (KS p-value)",
             engine["ks_p_value"],
             1e-3,
             direction=">=",
@@ -458,12 +458,13 @@ def instance_claim(instance: pd.DataFrame, inits: pd.DataFrame, scale: Scale) ->
         f"{instance['sgd_residual_shown'].iloc[0]}, ranks {', '.join(str(r) for r in instance.r)}); with AdamW the "
         f"residual is at least {instance['adamw_best_residual'].min():.2f}; PEFT's default A has entries of variance "
         f"{peft['variance']:.3g}/r and excess kurtosis {peft['excess_kurtosis']:.2f} (uniform), not N(0, 1/r)",
-        note="Checked on the engine's own PEFT GPT-2 (c_attn of every block, random initialisation). The identity "
-        "holds at every plain-SGD step, not only the first, because dL/dB = s G^T A^T whatever B is. It is the "
-        "Wishart mechanism only when A's entries are N(0, 1/r), as the engine draws them; PEFT's default draws them "
-        "uniform with variance 1/(3m): the scale could be absorbed into s, the uniform shape cannot, and "
-        "paper B's exact law does not apply to it. The identity also needs LoRA dropout off (the engine's setting). "
-        "AdamW, the optimiser of paper A's experiments and of our engine, releases a coordinatewise function of "
+        note="Checked on the book's own toy GPT-2 under PEFT (c_attn of every block, random initialisation). "
+        "The identity holds at every plain-SGD step, not only the first, because dL/dB = s G^T A^T whatever B is. "
+        "It is the Wishart mechanism only when A's entries are N(0, 1/r), as this book's code draws them; PEFT's "
+        "default draws them uniform with variance 1/(3m): the scale could be absorbed into s, the uniform shape "
+        "cannot, and paper B's exact law does not apply to it. The identity also needs LoRA dropout off (this "
+        "book's setting). AdamW, the optimiser of paper A's experiments and of this book's training, releases a "
+        "coordinatewise function of "
         "G A^T, still in A's row space, but not M V.",
     )
 
@@ -594,7 +595,7 @@ def game_summary(game: pd.DataFrame | None) -> str:
         return ""
     ranks = ", ".join(str(int(r)) for r in game["r"])
     return (
-        f"; on the engine's GPT-2 trained with LoRA-FA (ranks {ranks}), an adversary holding A tells the two worlds "
+        f"; on the book's toy GPT-2 trained with LoRA-FA (ranks {ranks}), an adversary holding A tells the two worlds "
         f"apart for every target (AUC {game['released_A_auc'].min():.3g}), a naive replay with its own A' does not "
         f"(AUC {game['secret_A_auc'].min():.2f} to {game['secret_A_auc'].max():.2f}); with A secret, an attack that "
         f"reads A's row space off the merged weights and fits the rest by replays reaches AUC "
@@ -609,7 +610,7 @@ def shape_table(game: pd.DataFrame, record: dict) -> pd.DataFrame:
     """Paper B's CIFAR-10 table beside our game, rank by rank: in shape (near-perfect at every rank), not in
     number (other model, data, attack and adversary)."""
     g = record["game"]
-    ours = f"engine's GPT-2, Penn Treebank, {g['texts']} texts, {g['steps']} full-batch SGD steps"
+    ours = f"the book's toy GPT-2, Penn Treebank, {g['texts']} texts, {g['steps']} full-batch SGD steps"
     rows = [
         {
             "source": "paper B (published)",
