@@ -64,6 +64,9 @@ class claim_item_node(nodes.General, nodes.Element):
 READABLE = (
     (re.compile(r"\|\|([^|]+)\|\|"), "\u2016\\1\u2016"),  # ||x|| -> ‖x‖
     (re.compile(r"\^T\b"), "\u1d40"),  # A^T -> Aᵀ
+    (re.compile(r" \+- "), " \u00b1 "),  # 0.25 +- 0.01 -> 0.25 ± 0.01
+    # eps_rho -> ε_ρ: zero-width spaces let the symbols below match either side of the underscore
+    (re.compile(r"\b(eps|delta|kappa)_(rho|n)\b"), lambda m: f"{m[1]}\u200b_\u200b{m[2]}"),
     (re.compile(r"!="), "\u2260"),
     (re.compile(r"<="), "\u2264"),
     (re.compile(r">="), "\u2265"),
@@ -342,7 +345,7 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
         return cell
     if isinstance(node, claim_numbers_node):
         if row.result is None:
-            return nodes.Text(row.entry.untestable or "not tested yet")
+            return nodes.Text(readable(row.entry.untestable or "not tested yet"))
         evidence = row.result.evidence
         text = row.result.summary or f"{outcome_counts(evidence)} evidence checks pass"
         if node.get("short") or not row.result.note:

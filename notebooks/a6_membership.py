@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # §6 checked: Table 1 at the CPU scale, and LoRA at matched utility
+# # §6 checked: Table 1 at three scales, and LoRA at matched utility
 #
 # ```{admonition} What this page found
 # :class: takeaway

@@ -74,3 +74,5 @@ def test_the_ledger_shows_symbols_not_ascii_mathematics():
     text = "$F_n$ at `make x`; chi^2_r/r and a chi-square law; 2^6/pi; (eta L)^2.03; eps = 1, delta = 1e-5; beta stays"
     assert readable(text) == "F_n at make x; χ²_r/r and a chi-square law; 2⁶/π; (η L)^2.03; ε = 1, δ = 1e-5; beta stays"
     assert readable(r"$\varepsilon$ and $\sigma$") == "ε and σ"
+    shown = readable("eps_rho, delta_rho and kappa_n; 0.25 +- 0.01").replace("\u200b", "")
+    assert shown == "ε_ρ, δ_ρ and κ_n; 0.25 ± 0.01"

@@ -433,7 +433,7 @@ def claims(
             claim_id="A-B.eq41",
             scale=scale.name,
             checks=checks,
-            summary=f"correlation of two summands sharing a_ti: {lin.eq43_summands:.2g} +- {lin.se:.2g}",
+            summary=f"correlation of two summands sharing a_ti: {lin.eq43_summands:.2g} ± {lin.se:.2g}",
             note="Zero covariances are what eq. 41 needs, and they hold; independence, which Theorem 4.1 needs, "
             "does not (see A-B.eq43-independence).",
         )

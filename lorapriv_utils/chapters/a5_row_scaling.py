@@ -806,7 +806,7 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
             "learn the corpus): synthetic e-mails, which every method learns, seeds 1 to 3 (a new split, new canary "
             "coins, new training randomness), the same canaries, guesses and epochs for every method. Core: the "
             "equivalence itself, as two one-sided checks on the paired difference in canary AUC (seeds, then "
-            f"canaries, resampled), which pass only if its 95% interval lies inside +-{EQUIVALENCE_MARGIN:g}, and "
+            f"canaries, resampled), which pass only if its 95% interval lies inside ±{EQUIVALENCE_MARGIN:g}, and "
             "matched utility; each would fail if row scaling made LoRA leak, or learn, unlike DP-SGD at its "
             "multiplier. The audit must first catch full fine-tuning and tell DP-SGD at sigma=1 from DP-SGD at the "
             "multiplier, else it judges nothing. Caveats: leaking less than full fine-tuning (true of any "
