@@ -145,7 +145,7 @@ results-a6-pretrained: $(STAMP)
 	$(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods adapter --seeds 0 \
 	  --data-dir $(DATA_DIR) --out results/published --threads 1
 	pids=""; for i in 0 1; do \
-	  ( $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets pubmed --methods full,lora --ranks 8,16 \
+	  ( $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets pubmed --methods adapter,full,lora --ranks 8,16 \
 	      --seeds 1 --data-dir $(DATA_DIR) --out results/published --threads 1 && \
 	    $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods adapter,lora --ranks 8,16 \
 	      --seeds 1 --data-dir $(DATA_DIR) --out results/published --threads 1 ) & pids="$$pids $$!"; \
