@@ -20,6 +20,7 @@ import pandas as pd
 import seaborn as sns
 
 from .files import atomic_write_text
+from .labels import RULES
 
 DPI = 150
 FIGURES_DIR = Path("book") / "figures"
@@ -238,7 +239,7 @@ def distance_plot(table: pd.DataFrame, limits: pd.DataFrame):
     return fig
 
 
-RULE_LABELS = {"full": "full gradient", "lora": "LoRA", "lora_frozen_a": "frozen $A$ (eq. 9)", "flora": "FLoRA"}
+RULE_LABELS = {**RULES, "lora_frozen_a": "frozen $A$ (eq. 9)"}  # labels.RULES, the matrix in mathtext
 
 
 def rules_plot(rules: pd.DataFrame):

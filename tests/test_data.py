@@ -188,14 +188,16 @@ def test_a_byte_order_mark_is_skipped(tmp_path):
     assert data.load_corpus("enron", data_dir=tmp_path).train == ["from csv one", "from jsonl"]
 
 
-def test_de_duplication_is_memoised_on_disk_and_a_damaged_entry_is_recomputed(tmp_path, monkeypatch):
+def test_de_duplication_is_memoised_on_disk_and_a_damaged_entry_is_recomputed(monkeypatch, engine_cache):
     engine_data = data
-    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("LORAPRIV_CACHE_DIR", str(engine_cache))  # the session's cache; these texts are this test's
     texts = ("the cat sat on the mat today", "the cat sat on the mat today", "a dog ran", "the cat sat on the mat")
     expected = engine_data.deduplicate(list(texts))
+    folder = engine_cache / "dedup"
+    before = set(folder.iterdir()) if folder.is_dir() else set()
     engine_data._deduplicated.cache_clear()
     assert engine_data._deduplicated(texts, 0.5) == engine_data.deduplicate(list(texts), 0.5)
-    (entry,) = (tmp_path / "dedup").iterdir()
+    (entry,) = set(folder.iterdir()) - before  # the one entry this call wrote
     calls = []
     monkeypatch.setattr(engine_data, "deduplicate", lambda *a: calls.append(a) or expected)
     engine_data._deduplicated.cache_clear()  # another process: read from disk, nothing recomputed
