@@ -75,6 +75,15 @@ CATALOGUE = (
         "a6_membership",
         DATA,
     ),
+    Entry(
+        "frontier-pretrained",
+        "cpu-pretrained/frontier/*/*-lr*.json",
+        "frontier",
+        "cpu-pretrained",
+        "results-a6-pretrained",
+        "a6_membership",
+        DATA,
+    ),
     Entry("dp-compare", "dp_compare/cpu-small/*/*.json", "dp-compare", "cpu-small", "results-b3", "b3_noisy_variants"),
     Entry(
         "multiplier", "multiplier/cpu-small-pretrained.json", "multiplier", "cpu-small", "results-a5", "a5_row_scaling"
@@ -100,7 +109,7 @@ TARGETS = {
     "results-a6": "§6's grid (three seeds), the frontier and offline LiRA's references at cpu-small",
     "results-a6-projection": "§6's projection arms: LoRA-FA with a random A against a fixed A, AdamW and SGD",
     "results-a6-large": "§6's grid at cpu-large on Penn Treebank, Enron and PubMed",
-    "results-a6-pretrained": "Table 1's grid on the pretrained SmolLM2-135M, and its base model's scores",
+    "results-a6-pretrained": "Table 1's grid on the pretrained SmolLM2-135M, its base model's scores and its frontier",
     "results-a5": "§5.1's multiplier on real per-text gradients, the canary audits and row scaling's cost",
     "results-b1": "paper B's gradient alignment at the start of fine-tuning",
     "results-b2": "the DP game against LoRA-FA on a trained GPT-2",

@@ -94,10 +94,25 @@ def format_column(values, sig: int = TABLE_DIGITS, missing: str = "n/a") -> list
 ACRONYMS = frozenset({"auc", "ppl", "tpr", "fpr", "lr", "ci", "tv", "mc", "se", "sd", "kl", "dp", "rdp", "prv", "mse"})
 
 
+# column names that words cannot spell out by splitting: the metric they abbreviate, in full
+HEADERS = {
+    "tpr1": "TPR at 1% FPR",
+    "tpr001": "TPR at 0.01% FPR",
+    "lira_auc": "offline LiRA AUC",
+    "eq24_auc": "eq. 24 AUC",
+    "lr_at_edge": "rate at grid edge",
+    "base_ppl": "base model PPL",
+    "diff": "difference",
+}
+
+
 def header(name) -> str:
-    """A column name as a reader sees it: snake_case split into words, known acronyms in capitals (``lira_auc`` ->
-    ``lira AUC``); a name that is already words, or a symbol (``r``, ``m``), is kept."""
+    """A column name as a reader sees it: an abbreviation of :data:`HEADERS` in full, else snake_case split into
+    words with known acronyms in capitals (``ppl_spread`` -> ``PPL spread``); a name that is already words, or a
+    symbol (``r``, ``m``), is kept."""
     name = str(name)
+    if name in HEADERS:
+        return HEADERS[name]
     words = name.split("_")
     if len(words) == 1 and name.lower() not in ACRONYMS:
         return name

@@ -18,13 +18,13 @@
 #
 # ```{admonition} What this page found
 # :class: takeaway
-# On SmolLM2-135M-Instruct (pretrained, not GPT-2), which decides Table 1's claims, eq. 24's AUC is
+# On SmolLM2-135M-Instruct (not GPT-2), which decides §6's claims, eq. 24's AUC is
 # {glue:text}`a6_membership_pre_enron_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_enron_lorar8_auc:.3f` for LoRA r = 8 on
 # Enron; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
 # {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`; whether rank 8 is more exposed than
-# rank 16 is unresolved, its two Enron seeds disagreeing {verdict}`A-6.rank`. On the default scale's {glue:text}`a6_membership_base_params:,`-parameter GPT-2,
-# at equal perplexity, LoRA is resolvably less exposed than adapter fine-tuning in
-# {glue:text}`a6_membership_vsadapter_below:g` of {glue:text}`a6_membership_vsadapter_comparisons:g` comparisons {verdict}`A-6.attribution`.
+# rank 16 is unresolved {verdict}`A-6.rank`. At equal perplexity (one seed) LoRA is not less exposed than full
+# fine-tuning: on Enron LoRA minus full is {glue:text}`a6_membership_pre_enron_vsfull_diff:+.3f`, resolved
+# {verdict}`A-6.attribution`.
 # ```
 #
 # This page loads the membership-inference results that the package's command line (`python -m lorapriv_utils`) wrote at three
@@ -41,7 +41,8 @@
 # records: the grid (three seeds), the frontier (one seed, with lower learning rates for the
 # dense methods and LoRA r = 8 and 16) and offline LiRA's reference models (`make results-a6`);
 # the larger scale's {glue:text}`a6_membership_large_hours` hours (`make results-a6-large`) and the
-# pretrained scale's {glue:text}`a6_membership_pre_hours` hours (`make results-a6-pretrained`). Each
+# pretrained scale's {glue:text}`a6_membership_pre_hours` hours, its frontier's
+# {glue:text}`a6_membership_pre_frontier_hours` among them (`make results-a6-pretrained`). Each
 # command resumes where it stopped and skips what is current.
 # ```
 
@@ -137,7 +138,7 @@ display_table(
 
 # %% [markdown]
 # With one seed there is no spread over seeds; the interval beside each AUC is the 95% bootstrap
-# interval over texts of eq. 24's AUC, `lr` the rate the sweep chose.
+# interval over texts of eq. 24's AUC, *LR* the rate the sweep chose.
 
 # %%
 display_table(
@@ -153,9 +154,10 @@ display_table(
 # Llama architecture (30 blocks of width 576) with its own tokenizer, the instruct variant,
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
 # and value projections. The real Enron and PubMed samples, 200 texts per part cut to their
-# first 128 tokens, 2 epochs, seed 0 on both corpora and seed 1 where it has run (the `seed` column): full and adapter
-# fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank. `base_ppl` is
-# the pretrained model's own validation perplexity before any fine-tuning, and `params` the
+# first 128 tokens, 2 epochs, seed 0 on both corpora and seed 1 where it has run (the *seed* column): full and adapter
+# fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank, and
+# its frontier (below) decides A-6.attribution. *base model PPL* is
+# the pretrained model's own validation perplexity before any fine-tuning, and *params* the
 # number of weights each method trains. The records are committed under
 # `results/published/cpu-pretrained/`; `make results-a6-pretrained DATA_DIR=../shared/data`
 # recomputes them ({glue:text}`a6_membership_pre_hours` hours of one core's wall time, summed
@@ -181,7 +183,7 @@ display_table(
 # %% [markdown]
 # ## Every method at its swept rate, with the seeds' spread
 #
-# `auc_spread` and `ppl_spread` are half the range over the three seeds. `lr_at_edge` marks a
+# *AUC spread* and *PPL spread* are half the range over the three seeds. *rate at grid edge* marks a
 # rate at the edge of the sweep's grid. DP-SGD's `epsilon` is the PRV accountant's at
 # $\delta = 10^{-5}$.
 
@@ -208,7 +210,7 @@ display_table(a6.attack_table(summary), caption="AUC of four attacks, default sc
 # Offline LiRA {cite:p}`carlini2022membership` replaces eq. 24's single reference by four,
 # each of the cell's own method and learning rate trained on a random half of the auxiliary
 # part, and scores a text by how far its target loss falls below the spread of its reference
-# losses (seed 0; `eq24_auc` is eq. 24 on the same cell).
+# losses (seed 0; *eq. 24 AUC* is eq. 24 on the same cell).
 
 # %%
 display_table(a6.lira_table(records, scale), caption="Offline LiRA against eq. 24 on the same cells, seed 0.")
@@ -222,7 +224,7 @@ roc_fig = plots.roc_plot(roc, labels)
 hist_fig = plots.score_distributions_plot(signals, labels)
 
 # %% [markdown]
-# ## The privacy-utility frontier
+# ## The privacy-utility frontier, on the default scale's toy GPT-2
 #
 # Each method at every learning rate of its grid, scored after 1, 2, 4 and 8 epochs of an
 # 8-epoch run with linear decay (and the base model at epoch 0). A point is a checkpoint one
@@ -237,7 +239,7 @@ shown = ["full", "adapter", "lora-r1", "lora-r8", "lora-r16", "lora-r64", "flora
 frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v in shown}, titles=a6.DATASETS)
 
 # %% [markdown]
-# ## Methods at matched perplexity
+# ## Methods at matched perplexity, on the toy GPT-2
 #
 # Each method against full fine-tuning, then LoRA against adapter fine-tuning (every entry of the
 # matrices LoRA adapts, no factorisation), at three perplexities: level 0 is the best utility both reach, levels 1
@@ -296,6 +298,49 @@ for name, value in a6.tpr_summary(matched_tpr, matched_tpr_adapter).items():
 display_table(
     a6.matched_display(matched_tpr_adapter, "adapter", metric="TPR@1%"),
     caption="LoRA against adapter fine-tuning at matched perplexity (TPR at 1% FPR).",
+)
+
+# %% [markdown]
+# ## Matched utility on the pretrained model
+#
+# The same comparisons at equal perplexity on SmolLM2-135M-Instruct, where they decide A-6.attribution. This
+# frontier is smaller than the toy scale's: seed 0, checkpoints after 1 and 2 epochs of a 2-epoch run, LoRA r = 8
+# at the rate its grid chose, and adapter and full fine-tuning at one rate each (the table below), chosen so that
+# their checkpoints reach LoRA's perplexity. The comparisons are read as above: cross-fitted, with a paired
+# bootstrap over texts, conditional on one training seed. With so few checkpoints, a method's step front
+# overstates its attack strength between them, which favours LoRA against a sparse baseline. The records are
+# under `results/published/cpu-pretrained/frontier/`; `make results-a6-pretrained` recomputes them.
+
+# %%
+pre_curves = a6.load_frontier(pretrained_scale)
+pre_points = a6.points_frame(pre_curves)
+display_table(
+    pre_points[["dataset", "variant", "lr", "epoch", "ppl", "auc", "tpr1"]].rename(columns={"tpr1": "TPR at 1% FPR"}),
+    caption="Every checkpoint of the pretrained scale's frontier (seed 0): rate, epoch (0: the base model), "
+    "validation perplexity and eq. 24's AUC and TPR at 1% FPR on all texts.",
+)
+
+# %% mystnb={"figure": {"caption": "Attack AUC (eq. 24) against validation perplexity on SmolLM2-135M-Instruct (seed 0): every checkpoint (dots) and each method's front (lines), on all texts. The star is the base model.", "name": "fig-a6-frontier-pretrained"}, "image": {"alt": "Two panels, Enron and PubMed, of attack AUC against log perplexity for full, adapter and LoRA r = 8 fine-tuning of the pretrained model, the base model marked by a star."}}
+pre_shown = [v for v in ("full", "adapter", "lora-r8") if v in set(pre_points["variant"])]
+pre_frontier_fig = plots.frontier_plot(
+    pre_points, a6.front_frame(pre_points), pre_shown, {v: a6.label(v) for v in pre_shown}, titles=a6.DATASETS
+)
+
+# %%
+pre_matched = {
+    "full": a6.matched_frame(pre_curves, pretrained_scale, compared=("adapter", "lora-r8")),
+    "adapter": a6.matched_frame(pre_curves, pretrained_scale, baseline="adapter", compared=("lora-r8",)),
+}
+display_table(
+    a6.matched_display(pre_matched["full"], "full"),
+    caption="SmolLM2-135M-Instruct: adapter fine-tuning and LoRA r = 8 against full fine-tuning at matched perplexity "
+    "(AUC, seed 0).",
+)
+
+# %%
+display_table(
+    a6.matched_display(pre_matched["adapter"], "adapter"),
+    caption="SmolLM2-135M-Instruct: LoRA r = 8 against adapter fine-tuning at matched perplexity (AUC, seed 0).",
 )
 
 # %% [markdown]
@@ -379,14 +424,16 @@ claims = a6.claims(
     pretrained_base=pretrained_base,
     differences=differences,
     projection=projection,
+    pretrained_matched=pre_matched,
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")
+plots.save_figure(pre_frontier_fig, "a6_frontier_pretrained")
 numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves)) | a6.model_numbers(scale)
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
 numbers |= a6.seed_numbers(pretrained_grid)
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
-numbers |= a6.projection_numbers(projection)
+numbers |= a6.projection_numbers(projection) | a6.matched_numbers(pre_matched) | a6.frontier_numbers(pre_points)
 numbers |= a6.core_outcomes(claims)
 for name, value in numbers.items():
     glue(name, value, display=False)

@@ -148,7 +148,7 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert "adapter" not in text and text.endswith("base PPL 53.6")
     note = a6.scale_note(a6.PRETRAINED, ran.assign(seeds=1))  # what it ran, from its records; sizes from its scale
     assert "200 texts per part cut to their first 128 tokens, 2 epochs; one seed, so intervals over texts only" in note
-    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; no frontier" in note
+    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; its frontier has one seed" in note
     assert "; 2 seeds; run:" in a6.scale_note(a6.LARGER, ran.assign(seeds=[2, 2]))
     mixed = ran.assign(seeds=[2, 1])  # the seeds named per run where they differ, never the largest count for all
     assert (
@@ -211,6 +211,11 @@ def test_the_chapter_on_tiny_results(results):
     assert set(curves["synthetic-email"]) == {"full", "adapter", "lora-r8", "lora-r16"}
     points = a6.points_frame(curves)
     assert len(points) == 4 * (1 + 2 * 2)  # variants x (base + rates x checkpoints)
+    quoted_points = a6.frontier_numbers(points, "t_")  # every trained checkpoint's perplexity and AUC, by rate
+    assert len(quoted_points) == 2 * int((points["epoch"] > 0).sum())
+    first = points[points["epoch"] == 1].iloc[0]
+    key = f"a6_membership_t_email_{first['variant'].replace('-', '')}_lr{first['lr']:.0e}_e1_auc"
+    assert quoted_points[key] == pytest.approx(first["auc"], abs=1e-3)
     fronts = a6.front_frame(points)
     assert len(fronts) <= len(points)
     matched = a6.matched_frame(curves, SCALE)
@@ -269,7 +274,9 @@ def test_the_chapter_on_tiny_results(results):
     assert gap.interval == (row["low"], row["high"]) and gap.reference == -a6.CONSIDERABLE
     decided = "passes" if row["diff"] <= -a6.CONSIDERABLE else "fails"
     assert gap.outcome == ("unresolved" if row["low"] <= -a6.CONSIDERABLE <= row["high"] else decided)
-    assert all(c.interval is None for c in lora.checks if "PPL" in c.name)  # one perplexity per model
+    perplexity_checks = [c for c in lora.checks if "PPL" in c.name and "matched PPL" not in c.name]
+    assert perplexity_checks and all(c.interval is None for c in perplexity_checks)  # one perplexity per model
+    assert all(c.interval is not None for c in lora.checks if "matched PPL" in c.name)  # attack AUCs: intervals
     roots = {"adamw": results / a6.RESULTS}  # the tiny grid stands in for one optimiser's projection arms
     arms = a6.load_projection(SCALE, roots)
     assert set(arms) == {"adamw"} and len(arms["adamw"]) == len(records)
@@ -314,6 +321,46 @@ def test_the_chapter_on_tiny_results(results):
             assert core and all(c.name.startswith(f"{a6.PRETRAINED}, ") for c in core)
             assert claim.summary.startswith(f"At {a6.PRETRAINED}") and "decided_at" in claim.as_record()
     assert "decided_at" not in claims[0].as_record()  # decided at its own scale: the record as it was
+    # a pretrained frontier decides A-6.attribution: its matched checks are core, every cpu-small one (the direct
+    # test's too) a caveat; A-6.adapter and A-6.lora gain its matched comparisons as caveats
+    pre_matched = {"full": matched, "adapter": versus_adapter}
+    by_pre = a6.claims(
+        summary,
+        pre_matched,
+        trends,
+        rmatched,
+        base,
+        SCALE,
+        pretrained=summary,
+        projection=table,
+        pretrained_matched=pre_matched,
+    )
+    attribution = next(c for c in by_pre if c.claim_id == "A-6.attribution")
+    assert attribution.decided_at == a6.PRETRAINED and attribution.summary.startswith(f"At {a6.PRETRAINED}, ")
+    core = [c for c in attribution.checks if c.role == "core"]
+    assert core and all(c.name.startswith(f"{a6.PRETRAINED}, ") for c in core)
+    assert all(c.role == "caveat" for c in attribution.checks if not c.name.startswith(f"{a6.PRETRAINED}, "))
+    assert sum("random A below" in c.name and c.role == "caveat" for c in attribution.checks) == 1
+    assert "Core checks named cpu-pretrained" in attribution.note
+    below = [c for c in attribution.checks if "AUC LoRA - full below 0" in c.name]  # three outcomes, by interval
+    assert below and all(c.interval[0] <= c.measured <= c.interval[1] for c in below)
+    assert all(c.outcome == "unresolved" for c in below if c.interval[0] <= 0 <= c.interval[1])
+    plain = next(c for c in decided if c.claim_id == "A-6.attribution")
+    assert len(attribution.checks) == 2 * len(plain.checks) + 2  # both scales' matched checks, the direct test
+    for claim_id, pattern in (("A-6.adapter", "AUC adapter - full"), ("A-6.lora", "AUC LoRA - full")):
+        before, after = (next(c for c in cs if c.claim_id == claim_id) for cs in (decided, by_pre))
+        added = [c for c in after.checks if c not in before.checks]
+        assert added and all(c.role == "caveat" and pattern in c.name for c in added)
+    quoted = a6.matched_numbers(pre_matched)
+    row = a6._row(versus_adapter, "lora-r8", "synthetic-email")
+    assert quoted["a6_membership_pre_email_vsadapter_diff_high"] == pytest.approx(row["diff_high"], abs=1e-3)
+    assert quoted["a6_membership_pre_vsadapter_comparisons"] == 1
+    assert quoted["a6_membership_pre_vsadapter_below"] == int(row["diff_high"] < 0)
+    assert quoted["a6_membership_pre_vsadapter_above"] == int(row["diff_low"] > 0)
+    assert {k for k in quoted if k.startswith("a6_membership_pre_email_vsfull_r16_")}  # rank 16 has its own keys
+    # a pretrained frontier without adapter fine-tuning decides nothing
+    no_adapter = a6.claims(summary, pre_matched, trends, rmatched, base, SCALE, pretrained_matched={"full": matched})
+    assert next(c for c in no_adapter if c.claim_id == "A-6.attribution").decided_at is None
     counts = a6.core_outcomes(decided)
     for short in ("adapter", "lora", "rank"):
         outcomes = [counts[f"a6_membership_core_{short}_{o}"] for o in ("passes", "unresolved", "fails")]
@@ -417,6 +464,9 @@ def test_the_projection_test_is_unresolved_when_its_interval_contains_zero_and_f
     core = [c for c in checks if c.role == "core"]
     assert [c.outcome for c in core] == ["passes", "unresolved", "fails"]
     assert [c.passed for c in checks if c.role == "caveat"] == [True, True, False]  # 1.4 times: not comparable
+    named = a6.projection_checks(table, "cpu-small")
+    assert all(c.name.startswith("cpu-small, synthetic-email, LoRA-FA r=8 with sgd") for c in named)
+    assert [c.outcome for c in named] == [c.outcome for c in checks]
 
 
 def test_a_perplexity_order_is_unresolved_when_the_seeds_disagree():
@@ -452,3 +502,36 @@ def test_a_perplexity_order_is_unresolved_when_the_seeds_disagree():
         "a6_membership_pre_enron_lorar16_s1_auc": 0.872,
         "a6_membership_pre_enron_lorar16_s1_ppl": 17.38,
     }
+
+
+def test_a_scale_whose_frontier_has_only_its_base_gives_empty_tables_that_decide_nothing():
+    curves = {"enron": {}, "pubmed": {}}  # the pretrained scale before any frontier point has run
+    points = a6.points_frame(curves)
+    assert points.empty and {"variant", "ppl", "auc"} <= set(points.columns)
+    assert a6.front_frame(points).empty
+    matched = a6.matched_frame(curves, SCALE)
+    assert matched.empty and "diff_high" in matched.columns
+    assert a6.matched_display(matched, "full").empty
+    assert a6.attribution_checks(matched, matched, ["enron"], lambda d: d) == []
+    assert a6.matched_numbers({"full": matched, "adapter": matched}) == {
+        "a6_membership_pre_vsfull_below": 0,
+        "a6_membership_pre_vsfull_above": 0,
+        "a6_membership_pre_vsfull_comparisons": 0,
+        "a6_membership_pre_vsadapter_below": 0,
+        "a6_membership_pre_vsadapter_above": 0,
+        "a6_membership_pre_vsadapter_comparisons": 0,
+    }
+
+
+def test_the_pretrained_frontier_retrains_the_grids_models_at_their_rates():
+    # a frontier run at the rate a grid cell chose is the same training: its last checkpoint is the cell's model,
+    # so the two commands cannot drift apart unseen (committed records, no training)
+    scale = SCALES[a6.PRETRAINED]
+    points = a6.points_frame(a6.load_frontier(scale))
+    grid = a6.grid_frame(a6.load_grid(scale))
+    last = points[points["epoch"] == scale.engine.lora.epochs].assign(lr=lambda f: f["lr"].round(8))
+    cells = grid[grid["seed"] == 0].assign(lr=lambda f: f["lr"].round(8))
+    same = last.merge(cells, on=["dataset", "variant", "lr"], suffixes=("", "_grid"))
+    assert len(same) >= 2  # LoRA r = 8 on both corpora, at least
+    assert np.allclose(same["ppl"], same["ppl_grid"], rtol=1e-3)
+    assert np.allclose(same["auc"], same["auc_grid"], atol=1e-3)

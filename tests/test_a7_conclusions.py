@@ -66,12 +66,12 @@ def test_carried_checks_keep_their_numbers_and_name_their_source():
     assert all(c.role in ledger.EVIDENCE_ROLES for c in claim.checks)  # instruments stay at home
     first = claim.checks[0]
     assert first.name.startswith("A-6.attribution: ") and (first.measured, first.reference) == (1.0, 2.0)
-    assert "1 of 1 checks pass" in claim.summary
+    assert "1 of 1 checks carried here pass" in claim.summary
     frame = a7.parts_frame(results)
     assert len(frame) == sum(len(p) for p in a7.READINGS.values())
     parts = [p for ps in a7.READINGS.values() for p in ps]
     expected = [f"{n} of {n}" for n in (len(p.source_roles) * len(p.contains or (1,)) for p in parts)]
-    assert frame["checks passed"].tolist() == expected
+    assert frame["checks carried here, passed"].tolist() == expected
     failing = _source_results({("A-3.1-normal", "core")})
     approx = next(c for c in a7.claims(failing, "cpu-small") if c.claim_id == "A-7.approximates")
     table = a7.failed_checks(approx)
@@ -136,3 +136,28 @@ def test_a_source_without_evidence_carries_nothing_and_says_so():
     assert {c.verdict for c in claims.values()} == {"holds"}
     assert not any(c.name.startswith("A-5.1-equivalence") for c in claims["A-7.approximates"].checks)
     assert "(A-5.1-equivalence, not testable here): no evidence to carry" in claims["A-7.approximates"].summary
+
+
+def test_a_source_decided_at_another_scale_carries_that_scales_checks_as_core_and_the_rest_as_caveats():
+    results = _source_results()
+    sources = results["sources"]
+    attribution = next(i for i, c in enumerate(sources) if c.claim_id == "A-6.attribution")
+    pattern = "AUC LoRA - full below 0"
+    sources[attribution] = Claim(
+        "A-6.attribution",
+        "cpu-small",
+        [
+            Check(f"cpu-pretrained, enron: {pattern}", -0.1, 0.0, True, "measured <= 0?", "caveat"),
+            Check(f"cpu-small, ptb: {pattern}", 0.1, 0.0, False, "measured <= 0?", "caveat"),
+        ],
+        decided_at="cpu-pretrained",
+    )
+    claim = next(c for c in a7.claims(results, "cpu-small") if c.claim_id == "A-7.informal-privacy")
+    carried = {c.name: c.role for c in claim.checks if c.name.startswith("A-6.attribution: ")}
+    assert carried == {
+        f"A-6.attribution: cpu-pretrained, enron: {pattern}": "core",
+        f"A-6.attribution: cpu-small, ptb: {pattern}": "caveat",
+    }
+    assert claim.decided_at == "cpu-pretrained" and claim.verdict == "qualified"  # the toy scale's failure qualifies
+    approximates = next(c for c in a7.claims(results, "cpu-small") if c.claim_id == "A-7.approximates")
+    assert approximates.decided_at is None

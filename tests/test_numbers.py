@@ -74,9 +74,15 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
 
     table = numbers.display_table(pd.DataFrame({"lira_auc": [0.5, 0.75], "ppl": [10.0, 20.0], "method": ["a", "b"]}))
     html = table._repr_html_()
-    assert "<th>lira AUC</th>" in html and "<th>PPL</th>" in html and "<th>method</th>" in html
+    assert "<th>offline LiRA AUC</th>" in html and "<th>PPL</th>" in html and "<th>method</th>" in html
     assert "<tbody>\n    <tr>\n      <td>" in html  # every row starts with a data cell: no index header cell
-    assert repr(table).splitlines()[0].split() == ["lira", "AUC", "PPL", "method"]
+    assert repr(table).splitlines()[0].split() == ["offline", "LiRA", "AUC", "PPL", "method"]
+    assert [numbers.header(n) for n in ("tpr1", "ppl_spread", "diff", "r")] == [
+        "TPR at 1% FPR",
+        "PPL spread",
+        "difference",
+        "r",
+    ]
     ci = pd.DataFrame({"auc": [0.91, float("nan")], "auc_low": [0.88, 0.1], "auc_high": [0.932, 0.2]})
     unbroken = "0.910\u00a0[0.880,\u00a00.932]"  # one cell, with no-break spaces
     assert list(numbers.display_table(ci, sig=3).frame["AUC"]) == [unbroken, "n/a"]

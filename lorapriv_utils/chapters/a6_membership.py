@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,8 @@ SCALE_MODELS = {
 SCALE_LIMITS = {
     LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
     "perplexity recovered",
-    PRETRAINED: "no frontier there, so no comparisons at matched perplexity",
+    PRETRAINED: "its frontier has one seed, two epochs and one learning rate per method, so its "
+    "comparisons at matched perplexity are coarse",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
 COSTS = {
@@ -62,6 +64,7 @@ COSTS = {
     "frontier": ("frontier",),
     "large": ("results-a6-large",),
     "pre": ("results-a6-pretrained",),
+    "pre_frontier": ("frontier-pretrained",),
 }
 
 # Paper A, Table 1 (GPT-2 117M, 20 epochs): perplexity, AUC (%), TPR (%) at FPR 1% and 0.01%.
@@ -251,7 +254,8 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
                         "epsilon": np.nan if p.epsilon is None else p.epsilon,
                     }
                 )
-    return rounded_frame(pd.DataFrame(rows), 4)
+    columns = ["dataset", "variant", "lr", "epoch", "ppl", "auc", "tpr1", "epsilon"]
+    return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
 def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
@@ -263,7 +267,7 @@ def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
     for _, part in points.groupby(["dataset", "variant"], sort=False):
         idx = matching.front(part["ppl"].to_numpy(), part[column].to_numpy())
         parts.append(part.iloc[idx])
-    return pd.concat(parts, ignore_index=True)
+    return pd.concat(parts, ignore_index=True) if parts else points.iloc[:0]
 
 
 COMPARED = ("adapter", "lora-r8", "lora-r16", "flora-r8", "dpsgd-r8-z1")
@@ -285,6 +289,8 @@ def matched_frame(
 
     rows = []
     for dataset, by_variant in curves.items():
+        if baseline not in by_variant:  # a scale whose frontier has not run the baseline on this corpus
+            continue
         base_ppl = by_variant[baseline].points[0].perplexity  # epoch 0: the base model
         for name in compared:
             if name not in by_variant:
@@ -314,7 +320,9 @@ def matched_frame(
                         "diff_high": diff.high[k],
                     }
                 )
-    return rounded_frame(pd.DataFrame(rows), 4)
+    columns = ["dataset", "variant", "level", "ppl", "ours", "ours_low", "ours_high", "baseline", "baseline_low"]
+    columns += ["baseline_high", "diff", "diff_low", "diff_high"]
+    return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
 def matched_display(frame: pd.DataFrame, baseline: str, metric: str = "AUC") -> pd.DataFrame:
@@ -621,13 +629,14 @@ def _interval_text(row: pd.Series, metric: str) -> str:
     return f"{row[metric + '_diff']:+.3f} [{row[metric + '_low']:+.3f}, {row[metric + '_high']:+.3f}]"
 
 
-def projection_checks(table: pd.DataFrame) -> list[Check]:
+def projection_checks(table: pd.DataFrame, scale_name: str | None = None) -> list[Check]:
     """A-6.attribution's direct test: with everything but A the same (rank, optimiser, data, seeds), the random
     projection's AUC lies below the fixed projection's (core; an interval that contains 0 leaves it unresolved);
-    and the two arms reach comparable perplexity (caveat: within :data:`SLIGHT` times each other)."""
+    and the two arms reach comparable perplexity (caveat: within :data:`SLIGHT` times each other).  Names start
+    with ``scale_name`` where given (a claim that holds checks of several scales)."""
     out = []
     for _, row in table.iterrows():
-        tag = f"{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}"
+        tag = f"{scale_name + ', ' if scale_name else ''}{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}"
         out += [
             _bound(
                 f"{tag}: AUC with a random A below with a fixed A (the projection's randomness protects)",
@@ -692,6 +701,15 @@ def _bound(
     if not (math.isfinite(value) and math.isfinite(bound)):
         return None
     return check_bound(name, value, bound, direction=direction, role=role, interval=interval)
+
+
+def _below(name: str, row: pd.Series | None, role: str = "caveat") -> Check | None:
+    """A difference at matched perplexity (a row of :func:`matched_frame`) below 0: passes when its 95% interval
+    lies below 0, fails when it lies above, unresolved when it contains 0; None where it is not measured."""
+    if row is None:
+        return None
+    interval = (float(row["diff_low"]), float(row["diff_high"]))
+    return _bound(name, float(row["diff"]), 0.0, role=role, interval=interval)
 
 
 def _row(matched: pd.DataFrame, variant: str, dataset: str) -> pd.Series | None:
@@ -918,6 +936,64 @@ def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
     return out
 
 
+PRETRAINED_ATTRIBUTION = (
+    f" Core checks named {PRETRAINED}: the same comparisons at matched perplexity on the pretrained "
+    "SmolLM2-135M-Instruct, whose frontier has fewer points: one seed, checkpoints after 1 and 2 epochs, and one "
+    "learning rate per method (those of the chapter's table), chosen so that every method's checkpoints reach "
+    "LoRA's perplexity. Every check named cpu-small, the direct test included, is then a caveat: the toy GPT-2's base "
+    "knows little language."
+)
+
+
+def demote(check: Check) -> Check:
+    """``check`` as a caveat: evidence from a scale that does not decide the claim."""
+    return replace(check, role="caveat") if check.role == "core" else check
+
+
+def attribution_checks(
+    vs_full: pd.DataFrame | None,
+    vs_adapter: pd.DataFrame | None,
+    datasets: list[str],
+    tag,
+    ranks: tuple[int, ...] = (8, 16),
+    demoted: bool = False,
+) -> list[Check]:
+    """A-6.attribution's checks at matched perplexity (the frontier's :func:`matched_frame` against full and adapter
+    fine-tuning) on each dataset and LoRA rank the frames hold, named ``tag(dataset)``: core, LoRA not more exposed
+    than adapter fine-tuning; caveats, LoRA resolved below adapter and full fine-tuning.  ``demoted``: every check a
+    caveat (a scale that does not decide the claim).  A comparison a frame lacks is left out."""
+    none = pd.DataFrame(columns=["variant", "dataset", "level", "diff_low", "diff_high"])
+    vs_full = none if vs_full is None else vs_full
+    vs_adapter = none if vs_adapter is None else vs_adapter
+
+    def bound(table: pd.DataFrame, v: str, d: str, column: str) -> float:
+        row = _row(table, v, d)
+        return math.nan if row is None else float(row[column])
+
+    checks = []
+    for d in datasets:
+        for r in ranks:
+            v = f"lora-r{r}"
+            checks += [
+                _bound(
+                    f"{tag(d)}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
+                    "exposed than training its adapted matrices directly)",
+                    bound(vs_adapter, v, d, "diff_low"),
+                    0.0,
+                ),
+                _below(
+                    f"{tag(d)}, r={r}: at matched PPL, AUC LoRA - adapter below 0 (the random factors add protection "
+                    "beyond training those matrices directly)",
+                    _row(vs_adapter, v, d),
+                ),
+                _below(
+                    f"{tag(d)}, r={r}: at matched PPL, AUC LoRA - full below 0 (not merely fitting less)",
+                    _row(vs_full, v, d),
+                ),
+            ]
+    return [demote(c) if demoted else c for c in checks if c is not None]
+
+
 def claims(
     summary: pd.DataFrame,
     matched: dict[str, pd.DataFrame],
@@ -930,6 +1006,7 @@ def claims(
     pretrained_base: dict[str, float] | None = None,
     differences: dict[str, pd.DataFrame] | None = None,
     projection: pd.DataFrame | None = None,
+    pretrained_matched: dict[str, pd.DataFrame] | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``projection``
     (:func:`projection_table`) adds A-6.attribution's direct test, random A against fixed A.  ``matched`` holds
@@ -939,17 +1016,20 @@ def claims(
     caveats (:func:`scale_checks`).  Table 1's own numbers are
     registered as not testable here (no GPT-2 117M weights, no hub data).  ``differences``, each scale's
     :func:`grid_differences` by scale name, gives Table 1's attack comparisons their intervals.  A check whose
-    value is not measured is left out, never counted as failed."""
+    value is not measured is left out, never counted as failed.  ``pretrained_matched``, the pretrained scale's
+    :func:`matched_frame` against ``"full"`` and ``"adapter"``, decides A-6.attribution there (its cpu-small
+    checks, the direct test included, become caveats) and adds matched-perplexity caveats to A-6.adapter and
+    A-6.lora."""
     differences = differences or {}
     datasets = list(dict.fromkeys(summary["dataset"]))
     vs_full, vs_adapter = matched["full"], matched["adapter"]
+    # A-6.attribution is decided on the pretrained model where its frontier compares LoRA with adapter fine-tuning
+    pre = {k: v for k, v in (pretrained_matched or {}).items() if v is not None and len(v)}
+    attribution_decider = PRETRAINED if len(pre.get("adapter", ())) else None
+    pre_datasets = list(dict.fromkeys(pd.concat(list(pre.values()))["dataset"])) if pre else []
 
     def mean(d: str, v: str, column: str) -> float:
         return _mean(summary, d, v, column)
-
-    def diff_high(table: pd.DataFrame, v: str, d: str) -> float:
-        row = _row(table, v, d)
-        return math.nan if row is None else float(row["diff_high"])
 
     # Table 1's claims are decided on the pretrained model where its grid was run; this scale's checks are then caveats
     decider = PRETRAINED if pretrained is not None and len(pretrained) else None
@@ -972,13 +1052,13 @@ def claims(
     checks = []
     for d in datasets:
         checks += table1[d]["A-6.adapter"] + [
-            _bound(
-                f"{tag(d)}: at matched PPL, upper 95% bound of AUC adapter - full below 0",
-                diff_high(vs_full, "adapter", d),
-                0.0,
-                role="caveat",
-            ),
+            _below(f"{tag(d)}: at matched PPL, AUC adapter - full below 0", _row(vs_full, "adapter", d)),
         ]
+    for d in pre_datasets:
+        table = pre.get("full", vs_full.iloc[:0])
+        checks.append(
+            _below(f"{PRETRAINED}, {d}: at matched PPL, AUC adapter - full below 0", _row(table, "adapter", d))
+        )
     out.append(
         Claim(
             claim_id="A-6.adapter",
@@ -1002,14 +1082,12 @@ def claims(
     checks = []
     for d in datasets:
         checks += table1[d]["A-6.lora"]
+    for d, tagged, table in [(d, tag(d), vs_full) for d in datasets] + [
+        (d, f"{PRETRAINED}, {d}", pre.get("full", vs_full.iloc[:0])) for d in pre_datasets
+    ]:
         for r in (8, 16):
             checks.append(
-                _bound(
-                    f"{tag(d)}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0",
-                    diff_high(vs_full, f"lora-r{r}", d),
-                    0.0,
-                    role="caveat",
-                )
+                _below(f"{tagged}, r={r}: at matched PPL, AUC LoRA - full below 0", _row(table, f"lora-r{r}", d))
             )
     out.append(
         Claim(
@@ -1048,12 +1126,7 @@ def claims(
         checks += table1[d]["A-6.rank"] + [
             _bound(f"{tag(d)}: ranks 1-64 at one budget, Spearman(rank, AUC) above 0", rho_auc, 0.0, ">=", "caveat"),
             _bound(f"{tag(d)}: ranks 1-64 at one budget, Spearman(rank, PPL) below 0", rho_ppl, 0.0, "<=", "caveat"),
-            _bound(
-                f"{tag(d)}: at matched PPL, upper 95% bound of AUC r=8 - r=16 below 0",
-                float(rm["diff_high"].iloc[0]) if len(rm) else math.nan,
-                0.0,
-                role="caveat",
-            ),
+            _below(f"{tag(d)}: at matched PPL, AUC r=8 - r=16 below 0", rm.iloc[0] if len(rm) else None),
         ]
 
     def _trend(d: str, column: str) -> float:
@@ -1079,43 +1152,34 @@ def claims(
         )
     )
 
-    checks = []
-    for d in datasets:
-        for r in (8, 16):
-            v = f"lora-r{r}"
-            row = _row(vs_adapter, v, d)
-            checks += [
-                _bound(
-                    f"{tag(d)}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
-                    "exposed than training its adapted matrices directly)",
-                    math.nan if row is None else float(row["diff_low"]),
-                    0.0,
-                ),
-                _bound(
-                    f"{tag(d)}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - adapter below 0 (the random "
-                    "factors add protection beyond training those matrices directly)",
-                    diff_high(vs_adapter, v, d),
-                    0.0,
-                    role="caveat",
-                ),
-                _bound(
-                    f"{tag(d)}, r={r}: at matched PPL, upper 95% bound of AUC LoRA - full below 0 (not merely "
-                    "fitting less)",
-                    diff_high(vs_full, v, d),
-                    0.0,
-                    role="caveat",
-                ),
-            ]
+    checks = attribution_checks(
+        pre.get("full"), pre.get("adapter"), pre_datasets, lambda d: f"{PRETRAINED}, {d}", (8, 16)
+    )
+    checks += attribution_checks(vs_full, vs_adapter, datasets, tag, (8, 16), demoted=attribution_decider is not None)
     arms = projection if projection is not None else pd.DataFrame()
-    checks += projection_checks(arms)
+    if attribution_decider:
+        checks += [demote(c) for c in projection_checks(arms, scale.name)]
+    else:
+        checks += projection_checks(arms)
+    pre_full = pre.get("full", vs_full.iloc[:0])
+    pre_summary = [
+        f"At {PRETRAINED}, {d}, LoRA r={r}: AUC minus full's "
+        f"{_matched_text(_row(pre_full, f'lora-r{r}', d)) if len(pre_full) else 'not run'}, "
+        f"minus adapter's {_matched_text(_row(pre['adapter'], f'lora-r{r}', d))}"
+        for d in pre_datasets
+        for r in (8, 16)
+        if "adapter" in pre and _row(pre["adapter"], f"lora-r{r}", d) is not None
+    ]
     out.append(
         Claim(
-            claim_id="A-6.attribution",  # the frontier is run at the default scale only
+            claim_id="A-6.attribution",
             scale=scale.name,
-            checks=[c for c in checks if c is not None],
+            checks=checks,
+            decided_at=attribution_decider,
             summary="; ".join(
-                [
-                    f"{d}, LoRA r={r}: AUC minus full's {_matched_text(_row(vs_full, f'lora-r{r}', d))}, minus "
+                pre_summary
+                + [
+                    f"{tag(d)}, LoRA r={r}: AUC minus full's {_matched_text(_row(vs_full, f'lora-r{r}', d))}, minus "
                     f"adapter's {_matched_text(_row(vs_adapter, f'lora-r{r}', d))}"
                     for d in datasets
                     for r in (8, 16)
@@ -1130,12 +1194,13 @@ def claims(
             " equal utility, and against adapter fine-tuning, which trains every entry of the matrices LoRA "
             "adapts, without the random factorisation. Core: LoRA is not more exposed than adapter fine-tuning; "
             "caveats: an advantage over adapter fine-tuning is resolved (the noise's share), and one over full "
-            "fine-tuning (not merely fitting less). Qualified means: the advantage over full fine-tuning is in "
-            "large part reproduced by adapter fine-tuning, without LoRA's random factors. LoRA here trains A as "
+            "fine-tuning (not merely fitting less). Qualified means: LoRA is not more exposed than adapter "
+            "fine-tuning, but it is not resolved below adapter fine-tuning (no share for the random factors) or "
+            "below full fine-tuning (it may merely fit less). LoRA here trains A as "
             "well as B, as in Table 1; FLoRA, which redraws A at every step, is in the chapter's table. Compared on "
-            "the frontier at the perplexity LoRA reaches: every learning rate of each method's grid, checkpoints "
-            "after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at least as "
-            "useful (cross-fitted: chosen on half the texts, read on the other half), paired bootstrap over "
+            "the frontier at the perplexity LoRA reaches: at cpu-small, every learning rate of each method's grid, "
+            "checkpoints after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at "
+            "least as useful (cross-fitted: chosen on half the texts, read on the other half), paired bootstrap over "
             "texts, conditional on one training seed. Even an advantage over adapter fine-tuning would be "
             "consistent with the noise explanation without proving it. Each reference model is trained from the "
             "target's LoRA start A (public for LoRA-FA; for LoRA, which trains A, a little more than the "
@@ -1146,7 +1211,8 @@ def claims(
             "each arm at its own swept rate, with AdamW and with SGD (under SGD a step is exactly the projected "
             "gradient of paper A's noise; AdamW breaks that identity). If the projection's randomness were what "
             "protects, the random arm's AUC would lie below the fixed arm's; an interval that contains 0 leaves "
-            "the check unresolved, which is not evidence of no effect beyond the interval's width.",
+            "the check unresolved, which is not evidence of no effect beyond the interval's width."
+            + (PRETRAINED_ATTRIBUTION if attribution_decider else ""),
         )
     )
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
@@ -1277,9 +1343,8 @@ def key_numbers(
     """The numbers the chapter's text quotes (glued by the notebook), the readings of the paper's vague words
     among them."""
     numbers = {"considerable": CONSIDERABLE, "slight_gain": SLIGHT_GAIN, "slight": SLIGHT}
-    shorts = {"ptb": "ptb", "synthetic-email": "email"}
     for d in dict.fromkeys(summary["dataset"]):
-        short = shorts.get(d, d.replace("-", ""))
+        short = SHORT.get(d, d.replace("-", ""))
         numbers[f"{short}_base_ppl"] = base_ppl.get(d, math.nan)
         for v in ("full", "frozenemb", "adapter", "lora-r8", "lora-r16", "dpsgd-r8"):
             tag = v.replace("-", "")
@@ -1287,46 +1352,82 @@ def key_numbers(
             numbers[f"{short}_{tag}_ppl"] = _mean(summary, d, v, "ppl")
         numbers[f"{short}_dpsgdr8_eps"] = _mean(summary, d, "dpsgd-r8", "epsilon")
         numbers[f"{short}_seeds"] = _mean(summary, d, "full", "seeds")
-        for baseline, table in matched.items():
-            for v in ("lora-r8", "lora-r16"):
-                row = _row(table, v, d)
-                if row is None:
-                    continue
-                tag = f"{short}_vs{baseline}" + ("" if v == "lora-r8" else "_r16")
-                numbers[f"{tag}_ppl"] = row["ppl"]
-                numbers[f"{tag}_lora"] = row["ours"]
-                numbers[f"{tag}_baseline"] = row["baseline"]
-                numbers[f"{tag}_diff"] = row["diff"]
-                numbers[f"{tag}_diff_low"] = row["diff_low"]
-                numbers[f"{tag}_diff_high"] = row["diff_high"]
         rows = trends.loc[trends["dataset"] == d]
         if len(rows):
             numbers[f"{short}_rho_rank_auc"] = rows["rho_rank_auc"].iloc[0]
             numbers[f"{short}_rho_rank_ppl"] = rows["rho_rank_ppl"].iloc[0]
-    for baseline, table in matched.items():  # LoRA r = 8 and 16 at matched perplexity, on every dataset
-        rows = [_row(table, v, d) for d in dict.fromkeys(summary["dataset"]) for v in ("lora-r8", "lora-r16")]
-        rows = [r for r in rows if r is not None]
-        numbers[f"vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in rows)  # resolved below it
-        for d in dict.fromkeys(summary["dataset"]):  # ... on each corpus (Penn Treebank: text the base already knew)
-            mine = [_row(table, v, d) for v in ("lora-r8", "lora-r16")]
-            below = sum(r is not None and float(r["diff_high"]) < 0 for r in mine)
-            numbers[f"{shorts.get(d, d.replace('-', ''))}_vs{baseline}_below"] = below
-        numbers[f"vs{baseline}_comparisons"] = len(rows)
+    numbers |= _matched_numbers(matched, list(dict.fromkeys(summary["dataset"])))
+    return _quoted(numbers)
+
+
+def _quoted(numbers: dict[str, float]) -> dict[str, float]:
     # perplexities with four significant digits: on Penn Treebank the methods differ in the fourth
     perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
     others = {k: v for k, v in numbers.items() if k not in perplexities}
     return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
 
 
+SHORT = {"ptb": "ptb", "synthetic-email": "email"}  # the datasets' short names in the quoted numbers' keys
+
+
+def _matched_numbers(matched: dict[str, pd.DataFrame], datasets: list[str], prefix: str = "") -> dict[str, float]:
+    """LoRA r = 8 and 16 at level 0 of each :func:`matched_frame` (by baseline), keyed ``<prefix><dataset>_vs<baseline>
+    [_r16]_*``, and the counts of comparisons resolved below and above the baseline, overall and per dataset."""
+    numbers = {}
+    for baseline, table in matched.items():
+        rows = []
+        for d in datasets:
+            short = f"{prefix}{SHORT.get(d, d.replace('-', ''))}"
+            mine = [r for v in ("lora-r8", "lora-r16") if (r := _row(table, v, d)) is not None]
+            for v in ("lora-r8", "lora-r16"):
+                row = _row(table, v, d)
+                if row is None:
+                    continue
+                tag = f"{short}_vs{baseline}" + ("" if v == "lora-r8" else "_r16")
+                for key, column in (("ppl", "ppl"), ("lora", "ours"), ("baseline", "baseline"), ("diff", "diff")):
+                    numbers[f"{tag}_{key}"] = row[column]
+                numbers[f"{tag}_diff_low"] = row["diff_low"]
+                numbers[f"{tag}_diff_high"] = row["diff_high"]
+            numbers[f"{short}_vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in mine)  # resolved below
+            rows += mine
+        numbers[f"{prefix}vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in rows)
+        numbers[f"{prefix}vs{baseline}_above"] = sum(float(r["diff_low"]) > 0 for r in rows)  # resolved above
+        numbers[f"{prefix}vs{baseline}_comparisons"] = len(rows)
+    return numbers
+
+
+def frontier_numbers(points: pd.DataFrame, prefix: str = "pre_") -> dict[str, float]:
+    """Every trained checkpoint of a frontier (:func:`points_frame`) as the chapter quotes it: perplexity and AUC,
+    keyed ``<prefix><dataset>_<variant>_lr<rate>_e<epoch>_{ppl,auc}`` (rate as ``1e-03``)."""
+    numbers = {}
+    for _, p in points[points["epoch"] > 0].iterrows():
+        tag = f"{prefix}{SHORT.get(p['dataset'], p['dataset'].replace('-', ''))}_{p['variant'].replace('-', '')}"
+        tag += f"_lr{p['lr']:.0e}_e{int(p['epoch'])}"
+        numbers[f"{tag}_ppl"] = p["ppl"]
+        numbers[f"{tag}_auc"] = p["auc"]
+    return _quoted(numbers)
+
+
+def matched_numbers(matched: dict[str, pd.DataFrame], prefix: str = "pre_") -> dict[str, float]:
+    """Another scale's comparisons at matched perplexity (:func:`matched_frame` by baseline) as the chapter quotes
+    them, keyed ``<prefix><dataset>_vs<baseline>_*`` (LoRA r = 8; ``_r16_*`` for r = 16) with the counts resolved
+    below and above the baseline."""
+    datasets = list(dict.fromkeys(d for table in matched.values() for d in table["dataset"]))
+    return _quoted(_matched_numbers(matched, datasets, prefix))
+
+
 __all__ = [
     "PAPER_TABLE1",
     "attack_table",
+    "attribution_checks",
     "base_perplexity",
     "matched_display",
     "claims",
+    "demote",
     "difference_numbers",
     "differences_display",
     "front_frame",
+    "frontier_numbers",
     "gain_share",
     "grid_differences",
     "grid_frame",
@@ -1341,6 +1442,7 @@ __all__ = [
     "projection_numbers",
     "projection_table",
     "matched_frame",
+    "matched_numbers",
     "model_numbers",
     "points_frame",
     "rank_frame",

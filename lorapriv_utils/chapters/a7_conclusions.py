@@ -128,7 +128,21 @@ def carried_checks(part: Part, source: Claim) -> list[Check]:
                 "renamed or dropped them; update READINGS in lorapriv_utils/chapters/a7_conclusions.py"
             )
     kept = [c for c in eligible if not part.contains or any(s in c.name for s in part.contains)]
-    return [replace(c, name=f"{part.source}: {c.name}", role=part.role) for c in kept]
+    return [replace(c, name=f"{part.source}: {c.name}", role=_role(part, source, c)) for c in kept]
+
+
+def _role(part: Part, source: Claim, check: Check) -> str:
+    """The part's role, except that a core part of a claim decided at another scale (``decided_at``) carries the
+    checks of the other scales as caveats, as its source does."""
+    decided = part.role == "core" and source.decided_at and not check.name.startswith(f"{source.decided_at},")
+    return "caveat" if decided else part.role
+
+
+def decided_at(parts: tuple[Part, ...], measured: dict[str, Claim]) -> str | None:
+    """The scale that decides a concluding claim: that of its core parts' sources, where they share one that is not
+    their chapters' own; None otherwise."""
+    scales = {measured[p.source].decided_at for p in parts if p.role == "core"}
+    return scales.pop() if len(scales) == 1 else None
 
 
 def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
@@ -149,7 +163,11 @@ def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
         checks = [check for part_checks in carried for check in part_checks]
         summary = "; ".join(
             f"{p.meaning} ({p.source}, {measured[p.source].verdict}): "
-            + (f"{outcome_counts(part_checks)} checks pass" if measured[p.source].evidence else "no evidence to carry")
+            + (
+                f"{outcome_counts(part_checks)} checks carried here pass"
+                if measured[p.source].evidence
+                else "no evidence to carry"
+            )
             for p, part_checks in zip(parts, carried, strict=True)
         )
         out.append(
@@ -157,6 +175,7 @@ def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
                 claim_id=claim_id,
                 scale=scale,
                 checks=checks,
+                decided_at=decided_at(parts, measured),
                 summary=summary,
                 note="A concluding claim read as a conjunction of earlier ones: core parts carry the source claims' "
                 "checks as core evidence, qualifying parts as caveats; measured values and outcomes are the "
@@ -181,7 +200,9 @@ def parts_frame(results: dict[str, list[Claim]]) -> pd.DataFrame:
                     "source": p.source,
                     "source verdict": measured[p.source].verdict,
                     "role here": p.role,
-                    "checks passed": outcome_counts(checks) if measured[p.source].evidence else "no evidence",
+                    "checks carried here, passed": outcome_counts(checks)
+                    if measured[p.source].evidence
+                    else "no evidence",
                 }
             )
     return pd.DataFrame(rows)
@@ -207,4 +228,4 @@ def failed_checks(claim: Claim, limit: int = 3) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["role", "outcome", "check", "measured", "reference"])
 
 
-__all__ = ["KEY", "READINGS", "Part", "carried_checks", "claims", "failed_checks", "parts_frame"]
+__all__ = ["KEY", "READINGS", "Part", "carried_checks", "claims", "decided_at", "failed_checks", "parts_frame"]
