@@ -135,8 +135,8 @@ results-a6-large: $(STAMP)
 # times: make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
-# Its frontier (seed 0, scored after epochs 1 and 2): LoRA r=8 at the rate its grid chose, full and adapter
-# fine-tuning at one rate each whose checkpoints reach LoRA's perplexity; one one-thread process per corpus.
+# Its frontier (seed 0, scored after epochs 1 and 2): LoRA r=8 at the rate its grid chose, full fine-tuning at one
+# rate and adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; one one-thread process per corpus.
 PRETRAINED_FRONTIER = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 --seeds 0 \
   --data-dir $(DATA_DIR) --out results/published --threads 1
 results-a6-pretrained: $(STAMP)
@@ -156,10 +156,10 @@ results-a6-pretrained: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 	( $(PRETRAINED_FRONTIER) --datasets enron --methods lora --ranks 8 --lr 1e-2 && \
 	  $(PRETRAINED_FRONTIER) --datasets enron --methods full --lr 1e-4 && \
-	  $(PRETRAINED_FRONTIER) --datasets enron --methods adapter --lr 1e-3 ) & a=$$!; \
+	  for lr in 1e-3 3e-3; do $(PRETRAINED_FRONTIER) --datasets enron --methods adapter --lr $$lr || exit 1; done ) & a=$$!; \
 	( $(PRETRAINED_FRONTIER) --datasets pubmed --methods lora --ranks 8 --lr 3e-3 && \
 	  $(PRETRAINED_FRONTIER) --datasets pubmed --methods full --lr 1e-4 && \
-	  $(PRETRAINED_FRONTIER) --datasets pubmed --methods adapter --lr 3e-4 ) & b=$$!; \
+	  for lr in 3e-4 1e-4; do $(PRETRAINED_FRONTIER) --datasets pubmed --methods adapter --lr $$lr || exit 1; done ) & b=$$!; \
 	wait $$a && wait $$b
 
 # The canary audit's fixed design (a5_row_scaling.AUDIT_DESIGN, which refuses records of any other): synthetic

@@ -305,7 +305,7 @@ display_table(
 #
 # The same comparisons at equal perplexity on SmolLM2-135M-Instruct, where they decide A-6.attribution. This
 # frontier is smaller than the toy scale's: seed 0, checkpoints after 1 and 2 epochs of a 2-epoch run, LoRA r = 8
-# at the rate its grid chose, and adapter and full fine-tuning at one rate each (the table below), chosen so that
+# at the rate its grid chose, and full fine-tuning at one rate and adapter fine-tuning at two (the table below), chosen so that
 # their checkpoints reach LoRA's perplexity. The comparisons are read as above: cross-fitted, with a paired
 # bootstrap over texts, conditional on one training seed. With so few checkpoints, a method's step front
 # overstates its attack strength between them, which favours LoRA against a sparse baseline. The records are

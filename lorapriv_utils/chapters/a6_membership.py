@@ -54,7 +54,7 @@ SCALE_MODELS = {
 SCALE_LIMITS = {
     LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
     "perplexity recovered",
-    PRETRAINED: "its frontier has one seed, two epochs and one learning rate per method, so its "
+    PRETRAINED: "its frontier has one seed, two epochs and one or two learning rates per method, so its "
     "comparisons at matched perplexity are coarse",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
@@ -938,8 +938,8 @@ def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
 
 PRETRAINED_ATTRIBUTION = (
     f" Core checks named {PRETRAINED}: the same comparisons at matched perplexity on the pretrained "
-    "SmolLM2-135M-Instruct, whose frontier has fewer points: one seed, checkpoints after 1 and 2 epochs, and one "
-    "learning rate per method (those of the chapter's table), chosen so that every method's checkpoints reach "
+    "SmolLM2-135M-Instruct, whose frontier has fewer points: one seed, checkpoints after 1 and 2 epochs, and one or "
+    "two learning rates per method (those of the chapter's table), chosen so that every method's checkpoints reach "
     "LoRA's perplexity. Every check named cpu-small, the direct test included, is then a caveat: the toy GPT-2's base "
     "knows little language."
 )
