@@ -523,9 +523,10 @@ def test_a_scale_whose_frontier_has_only_its_base_gives_empty_tables_that_decide
     }
 
 
-def test_the_pretrained_frontier_retrains_the_grids_models_at_their_rates():
+def test_the_pretrained_frontier_retrains_the_grids_models_at_their_rates(monkeypatch):
     # a frontier run at the rate a grid cell chose is the same training: its last checkpoint is the cell's model,
     # so the two commands cannot drift apart unseen (committed records, no training)
+    monkeypatch.delenv(ledger.LEDGER_ENV_VAR, raising=False)  # the checkout's records, not the tiny tree's
     scale = SCALES[a6.PRETRAINED]
     points = a6.points_frame(a6.load_frontier(scale))
     grid = a6.grid_frame(a6.load_grid(scale))

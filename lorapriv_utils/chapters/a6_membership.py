@@ -951,47 +951,35 @@ def demote(check: Check) -> Check:
 
 
 def attribution_checks(
-    vs_full: pd.DataFrame | None,
-    vs_adapter: pd.DataFrame | None,
-    datasets: list[str],
-    tag,
-    ranks: tuple[int, ...] = (8, 16),
-    demoted: bool = False,
+    vs_full: pd.DataFrame, vs_adapter: pd.DataFrame, datasets: list[str], tag, ranks: tuple[int, ...] = (8, 16)
 ) -> list[Check]:
     """A-6.attribution's checks at matched perplexity (the frontier's :func:`matched_frame` against full and adapter
     fine-tuning) on each dataset and LoRA rank the frames hold, named ``tag(dataset)``: core, LoRA not more exposed
-    than adapter fine-tuning; caveats, LoRA resolved below adapter and full fine-tuning.  ``demoted``: every check a
-    caveat (a scale that does not decide the claim).  A comparison a frame lacks is left out."""
-    none = pd.DataFrame(columns=["variant", "dataset", "level", "diff_low", "diff_high"])
-    vs_full = none if vs_full is None else vs_full
-    vs_adapter = none if vs_adapter is None else vs_adapter
-
-    def bound(table: pd.DataFrame, v: str, d: str, column: str) -> float:
-        row = _row(table, v, d)
-        return math.nan if row is None else float(row[column])
-
+    than adapter fine-tuning; caveats, LoRA resolved below adapter and full fine-tuning.  A comparison a frame lacks
+    is left out."""
     checks = []
     for d in datasets:
         for r in ranks:
             v = f"lora-r{r}"
+            versus_adapter = _row(vs_adapter, v, d)
             checks += [
                 _bound(
                     f"{tag(d)}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
                     "exposed than training its adapted matrices directly)",
-                    bound(vs_adapter, v, d, "diff_low"),
+                    math.nan if versus_adapter is None else float(versus_adapter["diff_low"]),
                     0.0,
                 ),
                 _below(
                     f"{tag(d)}, r={r}: at matched PPL, AUC LoRA - adapter below 0 (the random factors add protection "
                     "beyond training those matrices directly)",
-                    _row(vs_adapter, v, d),
+                    versus_adapter,
                 ),
                 _below(
                     f"{tag(d)}, r={r}: at matched PPL, AUC LoRA - full below 0 (not merely fitting less)",
                     _row(vs_full, v, d),
                 ),
             ]
-    return [demote(c) if demoted else c for c in checks if c is not None]
+    return [c for c in checks if c is not None]
 
 
 def claims(
@@ -1025,7 +1013,8 @@ def claims(
     vs_full, vs_adapter = matched["full"], matched["adapter"]
     # A-6.attribution is decided on the pretrained model where its frontier compares LoRA with adapter fine-tuning
     pre = {k: v for k, v in (pretrained_matched or {}).items() if v is not None and len(v)}
-    attribution_decider = PRETRAINED if len(pre.get("adapter", ())) else None
+    pre_full, pre_adapter = (pre.get(k, vs_full.iloc[:0]) for k in ("full", "adapter"))  # empty where not run
+    attribution_decider = PRETRAINED if len(pre_adapter) else None
     pre_datasets = list(dict.fromkeys(pd.concat(list(pre.values()))["dataset"])) if pre else []
 
     def mean(d: str, v: str, column: str) -> float:
@@ -1055,9 +1044,8 @@ def claims(
             _below(f"{tag(d)}: at matched PPL, AUC adapter - full below 0", _row(vs_full, "adapter", d)),
         ]
     for d in pre_datasets:
-        table = pre.get("full", vs_full.iloc[:0])
         checks.append(
-            _below(f"{PRETRAINED}, {d}: at matched PPL, AUC adapter - full below 0", _row(table, "adapter", d))
+            _below(f"{PRETRAINED}, {d}: at matched PPL, AUC adapter - full below 0", _row(pre_full, "adapter", d))
         )
     out.append(
         Claim(
@@ -1083,7 +1071,7 @@ def claims(
     for d in datasets:
         checks += table1[d]["A-6.lora"]
     for d, tagged, table in [(d, tag(d), vs_full) for d in datasets] + [
-        (d, f"{PRETRAINED}, {d}", pre.get("full", vs_full.iloc[:0])) for d in pre_datasets
+        (d, f"{PRETRAINED}, {d}", pre_full) for d in pre_datasets
     ]:
         for r in (8, 16):
             checks.append(
@@ -1152,23 +1140,18 @@ def claims(
         )
     )
 
-    checks = attribution_checks(
-        pre.get("full"), pre.get("adapter"), pre_datasets, lambda d: f"{PRETRAINED}, {d}", (8, 16)
-    )
-    checks += attribution_checks(vs_full, vs_adapter, datasets, tag, (8, 16), demoted=attribution_decider is not None)
     arms = projection if projection is not None else pd.DataFrame()
-    if attribution_decider:
-        checks += [demote(c) for c in projection_checks(arms, scale.name)]
-    else:
-        checks += projection_checks(arms)
-    pre_full = pre.get("full", vs_full.iloc[:0])
+    toy = attribution_checks(vs_full, vs_adapter, datasets, tag)
+    toy += projection_checks(arms, scale.name if attribution_decider else None)
+    checks = attribution_checks(pre_full, pre_adapter, pre_datasets, lambda d: f"{PRETRAINED}, {d}")
+    checks += [demote(c) for c in toy] if attribution_decider else toy  # caveats where the pretrained scale decides
     pre_summary = [
         f"At {PRETRAINED}, {d}, LoRA r={r}: AUC minus full's "
         f"{_matched_text(_row(pre_full, f'lora-r{r}', d)) if len(pre_full) else 'not run'}, "
-        f"minus adapter's {_matched_text(_row(pre['adapter'], f'lora-r{r}', d))}"
+        f"minus adapter's {_matched_text(_row(pre_adapter, f'lora-r{r}', d))}"
         for d in pre_datasets
         for r in (8, 16)
-        if "adapter" in pre and _row(pre["adapter"], f"lora-r{r}", d) is not None
+        if _row(pre_adapter, f"lora-r{r}", d) is not None
     ]
     out.append(
         Claim(
@@ -1378,16 +1361,17 @@ def _matched_numbers(matched: dict[str, pd.DataFrame], datasets: list[str], pref
         rows = []
         for d in datasets:
             short = f"{prefix}{SHORT.get(d, d.replace('-', ''))}"
-            mine = [r for v in ("lora-r8", "lora-r16") if (r := _row(table, v, d)) is not None]
+            mine = []
             for v in ("lora-r8", "lora-r16"):
                 row = _row(table, v, d)
                 if row is None:
                     continue
+                mine.append(row)
                 tag = f"{short}_vs{baseline}" + ("" if v == "lora-r8" else "_r16")
-                for key, column in (("ppl", "ppl"), ("lora", "ours"), ("baseline", "baseline"), ("diff", "diff")):
+                for key, column in (("ppl", "ppl"), ("lora", "ours"), ("baseline", "baseline")):
                     numbers[f"{tag}_{key}"] = row[column]
-                numbers[f"{tag}_diff_low"] = row["diff_low"]
-                numbers[f"{tag}_diff_high"] = row["diff_high"]
+                for column in ("diff", "diff_low", "diff_high"):
+                    numbers[f"{tag}_{column}"] = row[column]
             numbers[f"{short}_vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in mine)  # resolved below
             rows += mine
         numbers[f"{prefix}vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in rows)
