@@ -141,6 +141,17 @@ def regenerate(*names: str) -> str:
     return " and ".join(targets) + " (the records' measured wall times: make status)"
 
 
+def regenerate_kind(scale: str, kind: str) -> str:
+    """:func:`regenerate` for the catalogue entries of ``kind`` in ``scale``'s own folder (``<scale>/...`` under
+    results/published: its grid, its frontier), so that a missing record's error names its own scale's command."""
+    names = [e.name for e in CATALOGUE if e.scale == scale and e.kind == kind and e.pattern.startswith(f"{scale}/")]
+    if not names:
+        return (
+            f"the engine's command line (python -m lorapriv_utils; no Make target computes {kind} records at {scale})"
+        )
+    return regenerate(*names)
+
+
 def allowed_stale(path: Path = ALLOWED_STALE) -> dict[str, str]:
     """The records allowed not to be current, with the reason given for each (path relative to published/)."""
     if not Path(path).is_file():

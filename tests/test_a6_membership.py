@@ -218,7 +218,20 @@ def test_the_chapter_on_tiny_results(results):
     assert quoted_points[key] == pytest.approx(first["auc"], abs=1e-3)
     fronts = a6.front_frame(points)
     assert len(fronts) <= len(points)
+    assert list(a6.load_frontier_seeds(SCALE)["synthetic-email"]) == [0]
+    twice = {d: {0: c, 1: c} for d, c in curves.items()}  # a second seed (the same runs, cross-fitted anew)
+    both_points = a6.frontier_points(twice)
+    assert len(both_points) == 2 * len(points) and set(both_points["seed"]) == {0, 1}
+    assert len(a6.frontier_numbers(both_points, "t_")) == 2 * len(quoted_points)  # seed 1's keys end in _s1
+    two = a6.matched_frame(twice, SCALE, compared=("lora-r8",)).dropna(subset=["diff"])
+    assert len(two) and (two["seeds"] == 2).all()
+    assert ((two["diff_low"] <= two["diff"]) & (two["diff"] <= two["diff_high"])).all()
+    per_seed = a6.seed_matched_numbers(twice, SCALE, "t_")  # each seed's own comparisons, where there are several
+    assert {"a6_membership_t_s0_email_vsfull_diff", "a6_membership_t_s1_email_vsadapter_diff"} <= set(per_seed)
+    assert a6.seed_matched_numbers({d: {0: c} for d, c in curves.items()}, SCALE) == {}
+    assert set(a6.pretrained_matched(twice, SCALE)) == {"full", "adapter"}
     matched = a6.matched_frame(curves, SCALE)
+    assert (matched["seeds"] == 1).all()
     assert set(matched["variant"]) == {"adapter", "lora-r8", "lora-r16"} and set(matched["level"]) == {0, 1, 2}
     both = matched.dropna(subset=["diff"])
     assert (both["diff_low"] <= both["diff"]).all() and (both["diff"] <= both["diff_high"]).all()
@@ -405,6 +418,8 @@ def test_missing_or_altered_results_are_clear_errors(results, tmp_path, monkeypa
         a6.load_grid(SCALE)
     with pytest.raises(FileNotFoundError, match="regenerate them with: make results-a6 "):
         a6.load_frontier(SCALE)
+    with pytest.raises(FileNotFoundError, match="regenerate them with: make results-a6-pretrained DATA_DIR"):
+        a6.load_frontier(SCALES[a6.PRETRAINED])  # each scale's own command
 
 
 def test_the_chapters_figures_draw_from_small_inputs():
@@ -528,11 +543,17 @@ def test_the_pretrained_frontier_retrains_the_grids_models_at_their_rates(monkey
     # so the two commands cannot drift apart unseen (committed records, no training)
     monkeypatch.delenv(ledger.LEDGER_ENV_VAR, raising=False)  # the checkout's records, not the tiny tree's
     scale = SCALES[a6.PRETRAINED]
-    points = a6.points_frame(a6.load_frontier(scale))
+    points = a6.frontier_points(a6.load_frontier_seeds(scale))
     grid = a6.grid_frame(a6.load_grid(scale))
     last = points[points["epoch"] == scale.engine.lora.epochs].assign(lr=lambda f: f["lr"].round(8))
-    cells = grid[grid["seed"] == 0].assign(lr=lambda f: f["lr"].round(8))
-    same = last.merge(cells, on=["dataset", "variant", "lr"], suffixes=("", "_grid"))
+    cells = grid.assign(lr=lambda f: f["lr"].round(8))
+    same = last.merge(cells, on=["dataset", "variant", "lr", "seed"], suffixes=("", "_grid"))
     assert len(same) >= 2  # LoRA r = 8 on both corpora, at least
     assert np.allclose(same["ppl"], same["ppl_grid"], rtol=1e-3)
     assert np.allclose(same["auc"], same["auc_grid"], atol=1e-3)
+
+
+def test_the_pretrained_attribution_note_names_the_seeds_each_corpus_drew():
+    frame = pd.DataFrame({"dataset": ["enron", "enron", "pubmed"], "level": [0, 1, 0], "seeds": [2, 1, 1]})
+    note = a6.pretrained_attribution([frame, frame.iloc[:0]])
+    assert "2 training seeds on enron, 1 training seed on pubmed" in note  # level 0's, read from the tables

@@ -108,3 +108,53 @@ def test_cross_fitting_removes_the_winners_curse_of_the_front():
         fitted.append(matching.matched({"many": many}, target, resamples=10, seed=seed)["many"].value[0])
     assert np.mean(naive) < truth - 0.03  # chosen and read on the same texts: biased low
     assert abs(np.mean(fitted) - truth) < 0.015  # chosen on one half, read on the other
+
+
+def test_seeds_that_disagree_leave_a_difference_unresolved_that_each_seed_alone_resolves():
+    rng = np.random.default_rng(4)
+    full = [(p, 2 * np.log(50 / p)) for p in (20, 30, 40, 50)]
+    # seed 0: the method is more private than full fine-tuning at every utility; seed 1: less private
+    seeds = [
+        {"full": _curve("full", full, rng), "m": _curve("m", [(p, s * np.log(50 / p)) for p in (20, 30, 40, 50)], rng)}
+        for s in (1.0, 3.0)
+    ]
+    target = np.array([30.0])
+    alone = [matching.matched(c, target, baseline="full", resamples=100)["m - full"] for c in seeds]
+    assert alone[0].high[0] < 0 < alone[1].low[0]  # each seed resolves its own sign
+    both = matching.matched_seeds(seeds, target, baseline="full", resamples=100)["m - full"]
+    assert alone[0].value[0] < both.value[0] < alone[1].value[0]  # the mean over seeds (each cross-fitted anew)
+    assert both.low[0] < 0 < both.high[0]  # the seeds' variation is in the interval: unresolved
+    # two seeds that agree stay resolved
+    agree = [
+        {"full": _curve("full", full, rng), "m": _curve("m", [(p, np.log(50 / p)) for p in (20, 30, 40, 50)], rng)}
+        for _ in range(2)
+    ]
+    assert matching.matched_seeds(agree, target, baseline="full", resamples=100)["m - full"].high[0] < 0
+
+
+def test_matched_seeds_needs_the_same_variants_in_every_seed():
+    rng = np.random.default_rng(5)
+    one = {"full": _curve("full", [(20, 1), (50, 0)], rng), "m": _curve("m", [(20, 1), (50, 0)], rng)}
+    with pytest.raises(ValueError, match="same variants"):
+        matching.matched_seeds([one, {"full": one["full"]}], np.array([30.0]))
+    with pytest.raises(ValueError, match="at least one seed"):
+        matching.matched_seeds([], np.array([30.0]))
+
+
+def test_each_seed_is_matched_at_its_own_targets():
+    # seed 1's validation texts are harder: every perplexity 1.5 times seed 0's, the same trade-off otherwise
+    rng = np.random.default_rng(6)
+    pairs = [(p, 2 * np.log(50 / p)) for p in (20, 30, 40, 50)]
+    seeds = [
+        {
+            "full": _curve("full", [(f * p, s) for p, s in pairs], rng),
+            "m": _curve("m", [(f * p, s) for p, s in pairs], rng),
+        }
+        for f in (1.0, 1.5)
+    ]
+    own = matching.matched_seeds(seeds, np.array([[20.0], [30.0]]), baseline="full", resamples=50)
+    assert np.isfinite(own["m - full"].value[0]) and own["m"].targets[0] == pytest.approx(np.sqrt(20.0 * 30.0))
+    shared = matching.matched_seeds(seeds, np.array([20.0]), baseline="full", resamples=50)
+    assert np.isnan(shared["m - full"].value[0])  # 20 is beyond seed 1's reach on its own texts
+    with pytest.raises(ValueError, match="one row per seed"):
+        matching.matched_seeds(seeds, np.array([[20.0], [30.0], [40.0]]))

@@ -54,6 +54,14 @@ def test_regeneration_lines_come_from_the_catalogue_and_name_real_make_targets()
     assert len(lines) == len(catalogue.TARGETS) + 1 and "(grid-large; needs DATA_DIR=../shared/data)" in lines[2]
 
 
+def test_a_scales_records_of_a_kind_name_their_own_make_target():
+    note = " (the records' measured wall times: make status)"
+    assert catalogue.regenerate_kind("cpu-small", "cell") == "make results-a6" + note  # not the projection's folder
+    pretrained = catalogue.regenerate_kind("cpu-pretrained", "frontier")
+    assert pretrained == "make results-a6-pretrained DATA_DIR=../shared/data" + note
+    assert "no Make target" in catalogue.regenerate_kind("cpu-large", "frontier")
+
+
 def test_a_numerics_bump_makes_exactly_the_records_that_use_it_stale(monkeypatch):
     entries = [catalogue.entry(name) for name in ("lira", "grid-ptb", "audit")]
     monkeypatch.setitem(store.NUMERICS, "lira", store.NUMERICS["lira"] + 1)

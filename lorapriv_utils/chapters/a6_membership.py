@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..catalogue import regenerate
+from ..catalogue import regenerate, regenerate_kind
 from ..labels import CORPORA
 from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
@@ -32,8 +32,6 @@ from ..scale import Scale
 
 KEY = "a6_membership"
 RESULTS = "results/published"  # relative to the repository root; one subfolder per scale
-GRID_COMMAND = regenerate("grid-ptb", "grid-email")
-FRONTIER_COMMAND = regenerate("frontier")
 DATASETS = {
     "ptb": "Penn Treebank",
     "synthetic-email": "synthetic e-mails",
@@ -54,8 +52,8 @@ SCALE_MODELS = {
 SCALE_LIMITS = {
     LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
     "perplexity recovered",
-    PRETRAINED: "its frontier has one seed, two epochs and one or two learning rates per method, so its "
-    "comparisons at matched perplexity are coarse",
+    PRETRAINED: "its frontier has two epochs, one or two learning rates per method and fewer seeds than its grid, so "
+    "its comparisons at matched perplexity are coarse",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
 COSTS = {
@@ -120,7 +118,9 @@ def load_grid(scale: Scale) -> list[dict]:
     try:
         records = load_records(folder)
     except FileNotFoundError:
-        raise FileNotFoundError(f"no grid results under {folder}; regenerate them with: {GRID_COMMAND}") from None
+        raise FileNotFoundError(
+            f"no grid results under {folder}; regenerate them with: {regenerate_kind(scale.name, 'cell')}"
+        ) from None
     return [r for r in records if r["manifest"]["config"]["scale"] == scale.name]
 
 
@@ -215,22 +215,27 @@ def attack_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- the frontier (matched utility)
-def load_frontier(scale: Scale, datasets: list[str] | None = None) -> dict:
-    """{dataset: {variant: Curve}} from the committed frontier records (default: every dataset there)."""
+def load_frontier(scale: Scale, datasets: list[str] | None = None, seed: int = 0) -> dict:
+    """{dataset: {variant: Curve}} of seed ``seed`` from the committed frontier records (default: every dataset
+    there)."""
+    return {d: by_seed[seed] for d, by_seed in load_frontier_seeds(scale, datasets).items() if seed in by_seed}
+
+
+def load_frontier_seeds(scale: Scale, datasets: list[str] | None = None) -> dict:
+    """{dataset: {seed: {variant: Curve}}}: every seed of the committed frontier records (a seed per base-model
+    record ``base-s<seed>.json``; default: every dataset there)."""
     from ..mia.attacks import matching
 
     folder = results_dir(scale) / "frontier"
     if datasets is None:
         found = [p.name for p in folder.iterdir() if p.is_dir()] if folder.is_dir() else []
         datasets = sorted(found, key=lambda d: (list(DATASETS).index(d) if d in DATASETS else len(DATASETS), d))
-    try:
-        if not datasets:
-            raise FileNotFoundError(folder)
-        return {d: matching.load_curves(folder / d) for d in datasets}
-    except FileNotFoundError:
+    seeds = {d: sorted(int(p.stem.removeprefix("base-s")) for p in (folder / d).glob("base-s*.json")) for d in datasets}
+    if not datasets or not all(seeds.values()):
         raise FileNotFoundError(
-            f"no frontier results under {folder}; regenerate them with: {FRONTIER_COMMAND}"
-        ) from None
+            f"no frontier results under {folder}; regenerate them with: {regenerate_kind(scale.name, 'frontier')}"
+        )
+    return {d: {s: matching.load_curves(folder / d, s) for s in seeds[d]} for d in datasets}
 
 
 def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
@@ -258,6 +263,14 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
+def frontier_points(frontier: dict) -> pd.DataFrame:
+    """:func:`points_frame` of every seed of a frontier (:func:`load_frontier_seeds`), with a ``seed`` column."""
+    parts = [
+        points_frame({d: curves}).assign(seed=s) for d, by_seed in frontier.items() for s, curves in by_seed.items()
+    ]
+    return pd.concat(parts, ignore_index=True) if parts else points_frame({}).assign(seed=pd.Series(dtype=int))
+
+
 def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
     """The points on each variant's front (most private checkpoint at each utility by ``column``, ``auc`` or
     ``tpr1``), by perplexity."""
@@ -273,6 +286,16 @@ def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
 COMPARED = ("adapter", "lora-r8", "lora-r16", "flora-r8", "dpsgd-r8-z1")
 
 
+def _targets(pair: dict, baseline: str) -> np.ndarray:
+    """Level 0, 1 and 2 of a pair of curves: the worse of their best perplexities, and one and two thirds of the
+    way (in log) from there to the base model's (every curve's epoch-0 point)."""
+    from ..mia.attacks import matching
+
+    start = max(matching.best_point(c).perplexity for c in pair.values())
+    base_ppl = pair[baseline].points[0].perplexity
+    return np.exp(np.log(start) + np.array([0.0, 1 / 3, 2 / 3]) * (np.log(base_ppl) - np.log(start)))
+
+
 def matched_frame(
     curves: dict,
     scale: Scale,
@@ -284,29 +307,35 @@ def matched_frame(
     """Each compared variant against the baseline at three perplexities: the worse of the two best
     perplexities (``level 0``, the best utility both reach), and one and two thirds of the way (in log)
     from there to the base model's.  Each value is the variant's most private checkpoint at least as useful
-    as the target (:func:`lorapriv_utils.mia.attacks.matching.value_at`), cross-fitted."""
+    as the target (:func:`lorapriv_utils.mia.attacks.matching.value_at`), cross-fitted.  ``curves``: one seed's
+    (:func:`load_frontier`) or every seed's (:func:`load_frontier_seeds`); over several seeds, a comparison
+    uses the seeds that ran both variants (column ``seeds``), each at its own targets (a seed's validation texts
+    are its own), and its values are means over them with intervals over seeds and texts
+    (``matching.matched_seeds``); ``ppl`` is then the targets' geometric mean."""
     from ..mia.attacks import matching
 
     rows = []
-    for dataset, by_variant in curves.items():
-        if baseline not in by_variant:  # a scale whose frontier has not run the baseline on this corpus
-            continue
-        base_ppl = by_variant[baseline].points[0].perplexity  # epoch 0: the base model
+    for dataset, by_seed in curves.items():
+        if all(isinstance(c, matching.Curve) for c in by_seed.values()):  # one seed's curves
+            by_seed = {0: by_seed}
         for name in compared:
-            if name not in by_variant:
+            units = [
+                {baseline: c[baseline], name: c[name]} for _, c in sorted(by_seed.items()) if {baseline, name} <= set(c)
+            ]
+            if not units:  # a scale whose frontier has not run the pair on this corpus
                 continue
-            start = max(
-                matching.best_point(by_variant[name]).perplexity, matching.best_point(by_variant[baseline]).perplexity
+            targets = np.array([_targets(pair, baseline) for pair in units])  # each seed's own texts and runs
+            out = matching.matched_seeds(
+                units, targets, attack, metric, baseline, scale.engine.bootstrap_resamples, seed=0
             )
-            targets = np.exp(np.log(start) + np.array([0.0, 1 / 3, 2 / 3]) * (np.log(base_ppl) - np.log(start)))
-            pair = {baseline: by_variant[baseline], name: by_variant[name]}
-            out = matching.matched(pair, targets, attack, metric, baseline, scale.engine.bootstrap_resamples, seed=0)
+            targets = out[name].targets
             diff = out[f"{name} - {baseline}"]
             for k, target in enumerate(targets):
                 rows.append(
                     {
                         "dataset": dataset,
                         "variant": name,
+                        "seeds": len(units),
                         "level": k,
                         "ppl": target,
                         "ours": out[name].value[k],
@@ -320,8 +349,8 @@ def matched_frame(
                         "diff_high": diff.high[k],
                     }
                 )
-    columns = ["dataset", "variant", "level", "ppl", "ours", "ours_low", "ours_high", "baseline", "baseline_low"]
-    columns += ["baseline_high", "diff", "diff_low", "diff_high"]
+    columns = ["dataset", "variant", "seeds", "level", "ppl", "ours", "ours_low", "ours_high", "baseline"]
+    columns += ["baseline_low", "baseline_high", "diff", "diff_low", "diff_high"]
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
@@ -510,7 +539,8 @@ def grid_differences(
             for s in seeds:
                 if splits[(d, a, s)] != splits[(d, b, s)]:
                     raise ValueError(
-                        f"{d}, seed {s}: {a} and {b} scored different texts; regenerate them: {GRID_COMMAND}"
+                        f"{d}, seed {s}: {a} and {b} scored different texts; regenerate them: "
+                        f"{regenerate_kind(scale.name, 'cell')}"
                     )
             arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
             for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
@@ -718,7 +748,11 @@ def _row(matched: pd.DataFrame, variant: str, dataset: str) -> pd.Series | None:
 
 
 def _matched_text(row: pd.Series | None) -> str:
-    return "not reached" if row is None or not math.isfinite(row["diff"]) else _ci(row)
+    """A difference at matched perplexity with its interval, and its seeds where it has several."""
+    if row is None or not math.isfinite(row["diff"]):
+        return "not reached"
+    seeds = int(row.get("seeds", 1))
+    return _ci(row) + (f" (mean over {seeds} seeds)" if seeds > 1 else "")
 
 
 def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
@@ -936,13 +970,20 @@ def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
     return out
 
 
-PRETRAINED_ATTRIBUTION = (
-    f" Core checks named {PRETRAINED}: the same comparisons at matched perplexity on the pretrained "
-    "SmolLM2-135M-Instruct, whose frontier has fewer points: one seed, checkpoints after 1 and 2 epochs, and one or "
-    "two learning rates per method (those of the chapter's table), chosen so that every method's checkpoints reach "
-    "LoRA's perplexity. Every check named cpu-small, the direct test included, is then a caveat: the toy GPT-2's base "
-    "knows little language."
-)
+def pretrained_attribution(matched: list[pd.DataFrame]) -> str:
+    """What A-6.attribution's core checks at the pretrained scale rest on, the seeds each corpus's comparisons
+    drew (the ``seeds`` column of its :func:`matched_frame` tables, at level 0) named from the tables."""
+    rows = pd.concat([m[m["level"] == 0] for m in matched if len(m)])
+    counts = rows.groupby("dataset", sort=False)["seeds"].min()
+    seeds = ", ".join(f"{n} training seed{'s' if n > 1 else ''} on {d}" for d, n in counts.items())
+    return (
+        f" Core checks named {PRETRAINED}: the same comparisons at matched perplexity on the pretrained "
+        f"SmolLM2-135M-Instruct, whose frontier has fewer points: {seeds} (a comparison's value is "
+        "the mean over them, its interval over seeds and texts), checkpoints after 1 and 2 epochs, and one or two "
+        "learning rates per method (those of the chapter's table), chosen so that every method's checkpoints reach "
+        "LoRA's perplexity. Every check named cpu-small, the direct test included, is then a caveat: the toy GPT-2's "
+        "base knows little language."
+    )
 
 
 def demote(check: Check) -> Check:
@@ -1146,7 +1187,7 @@ def claims(
     checks = attribution_checks(pre_full, pre_adapter, pre_datasets, lambda d: f"{PRETRAINED}, {d}")
     checks += [demote(c) for c in toy] if attribution_decider else toy  # caveats where the pretrained scale decides
     pre_summary = [
-        f"At {PRETRAINED}, {d}, LoRA r={r}: AUC minus full's "
+        f"{PRETRAINED}, {d}, LoRA r={r}: AUC minus full's "
         f"{_matched_text(_row(pre_full, f'lora-r{r}', d)) if len(pre_full) else 'not run'}, "
         f"minus adapter's {_matched_text(_row(pre_adapter, f'lora-r{r}', d))}"
         for d in pre_datasets
@@ -1195,7 +1236,7 @@ def claims(
             "gradient of paper A's noise; AdamW breaks that identity). If the projection's randomness were what "
             "protects, the random arm's AUC would lie below the fixed arm's; an interval that contains 0 leaves "
             "the check unresolved, which is not evidence of no effect beyond the interval's width."
-            + (PRETRAINED_ATTRIBUTION if attribution_decider else ""),
+            + (pretrained_attribution([pre_full, pre_adapter]) if attribution_decider else ""),
         )
     )
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
@@ -1370,7 +1411,7 @@ def _matched_numbers(matched: dict[str, pd.DataFrame], datasets: list[str], pref
                 tag = f"{short}_vs{baseline}" + ("" if v == "lora-r8" else "_r16")
                 for key, column in (("ppl", "ppl"), ("lora", "ours"), ("baseline", "baseline")):
                     numbers[f"{tag}_{key}"] = row[column]
-                for column in ("diff", "diff_low", "diff_high"):
+                for column in ("diff", "diff_low", "diff_high", "seeds"):
                     numbers[f"{tag}_{column}"] = row[column]
             numbers[f"{short}_vs{baseline}_below"] = sum(float(r["diff_high"]) < 0 for r in mine)  # resolved below
             rows += mine
@@ -1381,12 +1422,13 @@ def _matched_numbers(matched: dict[str, pd.DataFrame], datasets: list[str], pref
 
 
 def frontier_numbers(points: pd.DataFrame, prefix: str = "pre_") -> dict[str, float]:
-    """Every trained checkpoint of a frontier (:func:`points_frame`) as the chapter quotes it: perplexity and AUC,
-    keyed ``<prefix><dataset>_<variant>_lr<rate>_e<epoch>_{ppl,auc}`` (rate as ``1e-03``)."""
+    """Every trained checkpoint of a frontier (:func:`points_frame` or :func:`frontier_points`) as the chapter
+    quotes it: perplexity and AUC, keyed ``<prefix><dataset>_<variant>_lr<rate>_e<epoch>[_s<seed>]_{ppl,auc}``
+    (rate as ``1e-03``; the seed where it is not 0)."""
     numbers = {}
     for _, p in points[points["epoch"] > 0].iterrows():
         tag = f"{prefix}{SHORT.get(p['dataset'], p['dataset'].replace('-', ''))}_{p['variant'].replace('-', '')}"
-        tag += f"_lr{p['lr']:.0e}_e{int(p['epoch'])}"
+        tag += f"_lr{p['lr']:.0e}_e{int(p['epoch'])}" + (f"_s{int(p['seed'])}" if p.get("seed", 0) else "")
         numbers[f"{tag}_ppl"] = p["ppl"]
         numbers[f"{tag}_auc"] = p["auc"]
     return _quoted(numbers)
@@ -1400,6 +1442,26 @@ def matched_numbers(matched: dict[str, pd.DataFrame], prefix: str = "pre_") -> d
     return _quoted(_matched_numbers(matched, datasets, prefix))
 
 
+def pretrained_matched(frontier: dict, scale: Scale) -> dict[str, pd.DataFrame]:
+    """The pretrained frontier's comparisons at matched perplexity, by baseline: adapter fine-tuning and LoRA r = 8
+    against full fine-tuning (``"full"``), LoRA r = 8 against adapter fine-tuning (``"adapter"``)."""
+    return {
+        "full": matched_frame(frontier, scale, compared=("adapter", "lora-r8")),
+        "adapter": matched_frame(frontier, scale, baseline="adapter", compared=("lora-r8",)),
+    }
+
+
+def seed_matched_numbers(frontier: dict, scale: Scale, prefix: str = "pre_") -> dict[str, float]:
+    """Each seed's own :func:`pretrained_matched` comparisons, where the frontier (:func:`load_frontier_seeds`) has
+    several seeds, as :func:`matched_numbers` quotes them, keyed ``<prefix>s<seed>_<dataset>_vs<baseline>_*``."""
+    seeds = sorted({s for by_seed in frontier.values() for s in by_seed})
+    numbers = {}
+    for seed in seeds if len(seeds) > 1 else ():
+        one = {d: {seed: by_seed[seed]} for d, by_seed in frontier.items() if seed in by_seed}
+        numbers |= matched_numbers(pretrained_matched(one, scale), f"{prefix}s{seed}_")
+    return numbers
+
+
 __all__ = [
     "PAPER_TABLE1",
     "attack_table",
@@ -1411,6 +1473,7 @@ __all__ = [
     "difference_numbers",
     "differences_display",
     "front_frame",
+    "frontier_points",
     "frontier_numbers",
     "gain_share",
     "grid_differences",
@@ -1419,6 +1482,7 @@ __all__ = [
     "key_numbers",
     "load_bases",
     "load_frontier",
+    "load_frontier_seeds",
     "load_grid",
     "load_projection",
     "projection_checks",
@@ -1429,12 +1493,15 @@ __all__ = [
     "matched_numbers",
     "model_numbers",
     "points_frame",
+    "pretrained_attribution",
+    "pretrained_matched",
     "rank_frame",
     "rank_matched",
     "rank_trends",
     "scale_checks",
     "scale_numbers",
     "scale_summary",
+    "seed_matched_numbers",
     "seed_numbers",
     "table1_checks",
     "table1_comparison",
@@ -1491,9 +1558,11 @@ def cell_scores(record: dict, scale: Scale, root=None) -> dict[str, np.ndarray]:
     try:
         stored, scores = read_record(path, "cell", with_arrays=True)
     except ValueError as err:
-        raise ValueError(f"{path}: {err}; regenerate it with: {GRID_COMMAND}") from None
+        raise ValueError(f"{path}: {err}; regenerate it with: {regenerate_kind(scale.name, 'cell')}") from None
     if stored["scores_sha256"] != record["scores_sha256"]:
-        raise ValueError(f"{path} is not the record read before; regenerate it with: {GRID_COMMAND}")
+        raise ValueError(
+            f"{path} is not the record read before; regenerate it with: {regenerate_kind(scale.name, 'cell')}"
+        )
     return scores
 
 
@@ -1562,7 +1631,9 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
         r for r in records if r["manifest"]["cell"]["dataset"] == dataset and r["manifest"]["cell"]["seed"] == seed
     ]
     if not chosen:
-        raise FileNotFoundError(f"no grid result for {dataset}, seed {seed}; regenerate them with: {GRID_COMMAND}")
+        raise FileNotFoundError(
+            f"no grid result for {dataset}, seed {seed}; regenerate them with: {regenerate_kind(scale.name, 'cell')}"
+        )
     texts = part_texts(dataset, seed, scale, chosen[0]["manifest"]["split_hashes"])
     curves: dict = {}
     signals: dict = {}

@@ -19,11 +19,12 @@ model (epoch 0) is a point of every curve: it counts only at its own perplexity 
 Intervals come from a paired bootstrap over texts within each half: one resample is applied to
 every point of every variant and the fronts are rebuilt, so the choice of the front is inside the
 interval.  They are conditional on the trained models: perplexities are held fixed (measured on a
-separate validation part) and training is not repeated (one seed).  Torch-free.
+separate validation part); :func:`matched_seeds` adds the variation between training seeds.  Torch-free.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -208,38 +209,82 @@ def matched(
     values) does not bias the value read off it: the texts are split into two halves, the front is
     chosen on one half and read on the other, and the two ways round are averaged.  The bootstrap
     resamples texts within each half, the same texts for every point of every variant (paired).
+    One training seed: :func:`matched_seeds` is the same over several.
     """
+    return matched_seeds([curves], targets, attack, metric, baseline, resamples, seed, level)
+
+
+def matched_seeds(
+    seeds: Sequence[dict[str, Curve]],
+    targets: np.ndarray,
+    attack: str = "reference",
+    metric: str = "auc",
+    baseline: str | None = None,
+    resamples: int = 200,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Matched]:
+    """:func:`matched` over training seeds (``seeds``: each seed's curves, the same variants in each): the mean
+    over seeds of each seed's cross-fitted value, with the interval of a two-stage bootstrap that draws the seeds
+    with replacement and then, within each seed drawn, the texts of each half
+    (:func:`resampling.nested_resamples`).  The interval so holds the seed-to-seed variation as well as the
+    texts'; with one seed it is the texts' alone, drawn as :func:`resampling.resamples` draws them.
+
+    ``targets``: one row of perplexities for every seed, or one row per seed, since a seed's split holds its own
+    validation texts and perplexities on different texts are not on one scale (level k is then the same utility
+    relative to each seed's own runs).  The result's ``targets`` is their geometric mean over seeds."""
+    if not seeds:
+        raise ValueError("matched_seeds needs at least one seed's curves")
+    names = list(seeds[0])
+    if any(list(curves) != names for curves in seeds):
+        raise ValueError(f"every seed needs the same variants; got {[list(c) for c in seeds]}")
     if attack not in ATTACKS:
         raise ValueError(f"unknown attack {attack!r}; choose one of {', '.join(ATTACKS)}")
-    if baseline is not None and baseline not in curves:
-        raise ValueError(f"baseline {baseline!r} is not among the curves ({', '.join(curves)})")
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not among the curves ({', '.join(names)})")
     if resamples < 10:
         raise ValueError(f"need resamples >= 10, got {resamples}")
     targets = np.asarray(targets, dtype=np.float64)
-    first = next(iter(curves.values())).points[0].signals[attack]
+    if targets.ndim == 2 and targets.shape[0] != len(seeds):
+        raise ValueError(f"targets: one row per seed ({len(seeds)}), got {targets.shape[0]} rows")
+    per_seed = np.broadcast_to(targets, (len(seeds), targets.shape[-1]))
+    shown = per_seed[0] if len(seeds) == 1 else np.exp(np.log(per_seed).mean(axis=0))
     rng = np.random.default_rng(seed)
-    (m_a, m_b), (n_a, n_b) = halves(first[0].size, rng), halves(first[1].size, rng)
-    ppl = {name: np.array([p.perplexity for p in c.points]) for name, c in curves.items()}
+    folds = []  # per seed: its members' two halves and its non-members' two halves
+    for curves in seeds:
+        first = next(iter(curves.values())).points[0].signals[attack]
+        (m_a, m_b), (n_a, n_b) = halves(first[0].size, rng), halves(first[1].size, rng)
+        folds.append((m_a, m_b, n_a, n_b))
+    ppl = [{name: np.array([p.perplexity for p in c.points]) for name, c in curves.items()} for curves in seeds]
     # below chance is noise, not privacy: an AUC under 0.5, a TPR at FPR alpha under alpha
     floor = float(metric[4:]) if metric.startswith("tpr@") else CHANCE.get(metric, -np.inf)
 
-    def estimate(ma, mb, na, nb) -> dict[str, np.ndarray]:
+    def estimate(k: int, ma, mb, na, nb) -> dict[str, np.ndarray]:
         out = {}
-        for name, c in curves.items():
+        for name, c in seeds[k].items():
             va, vb = _point_values(c, attack, metric, (ma, na)), _point_values(c, attack, metric, (mb, nb))
-            one = value_at(ppl[name], np.maximum(va, floor), targets, vb)
-            two = value_at(ppl[name], np.maximum(vb, floor), targets, va)
+            one = value_at(ppl[k][name], np.maximum(va, floor), per_seed[k], vb)
+            two = value_at(ppl[k][name], np.maximum(vb, floor), per_seed[k], va)
             out[name] = (one + two) / 2
         if baseline is not None:
-            out.update({f"{name} - {baseline}": out[name] - out[baseline] for name in curves if name != baseline})
+            out.update({f"{name} - {baseline}": out[name] - out[baseline] for name in names if name != baseline})
         return out
 
-    point = estimate(m_a, m_b, n_a, n_b)
-    folds = (m_a, m_b, n_a, n_b)
-    draws = [
-        estimate(*(fold[i] for fold, i in zip(folds, draw, strict=True)))
-        for draw in resampling.resamples(rng, [fold.size for fold in folds], resamples)
-    ]
+    def mean(estimates: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        return {key: np.mean([e[key] for e in estimates], axis=0) for key in estimates[0]}
+
+    def resampled(k: int, index: tuple[np.ndarray, ...]) -> dict[str, np.ndarray]:
+        return estimate(k, *(fold[i] for fold, i in zip(folds[k], index, strict=True)))
+
+    point = mean([estimate(k, *folds[k]) for k in range(len(seeds))])
+    if len(seeds) == 1:
+        draws = [resampled(0, draw) for draw in resampling.resamples(rng, [f.size for f in folds[0]], resamples)]
+    else:
+        sizes = [[f.size for f in unit] for unit in folds]
+        draws = [
+            mean([resampled(k, index) for k, index in draw])
+            for draw in resampling.nested_resamples(rng, sizes, resamples)
+        ]
     result = {}
     for key, value in point.items():
         stack = np.array([d[key] for d in draws])
@@ -248,7 +293,7 @@ def matched(
             finite = stack[:, k][np.isfinite(stack[:, k])]
             if np.isfinite(value[k]) and finite.size >= resamples / 2:
                 low[k], high[k] = resampling.percentile(finite, level)
-        result[key] = Matched(targets, value, low, high)
+        result[key] = Matched(shown, value, low, high)
     return result
 
 
