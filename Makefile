@@ -137,7 +137,7 @@ results-a6-large: $(STAMP)
 # takes the next cell the other does not hold.
 # Its frontier (scored after epochs 1 and 2): LoRA r=8 at the rate its grid chose, full fine-tuning at one rate and
 # adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on both corpora, one one-thread
-# process per corpus, then seed 1 on Enron, where seed 0's comparisons moved verdicts, in two one-thread processes.
+# process per corpus, then seed 1 (every method on Enron, LoRA r=8 and full fine-tuning on PubMed) in two one-thread processes.
 PRETRAINED_FRONTIER = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 \
   --data-dir $(DATA_DIR) --out results/published --threads 1 --seeds
 results-a6-pretrained: $(STAMP)
@@ -163,9 +163,11 @@ results-a6-pretrained: $(STAMP)
 	  for lr in 3e-4 1e-4; do $(PRETRAINED_FRONTIER) 0 --datasets pubmed --methods adapter --lr $$lr || exit 1; done ) & b=$$!; \
 	wait $$a && wait $$b
 	( $(PRETRAINED_FRONTIER) 1 --datasets enron --methods lora --ranks 8 --lr 1e-2 && \
-	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 1e-3 ) & a=$$!; \
+	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 1e-3 && \
+	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods lora --ranks 8 --lr 3e-3 ) & a=$$!; \
 	( $(PRETRAINED_FRONTIER) 1 --datasets enron --methods full --lr 1e-4 && \
-	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 3e-3 ) & b=$$!; \
+	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 3e-3 && \
+	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods full --lr 1e-4 ) & b=$$!; \
 	wait $$a && wait $$b
 
 # The canary audit's fixed design (a5_row_scaling.AUDIT_DESIGN, which refuses records of any other): synthetic

@@ -22,9 +22,10 @@
 # {glue:text}`a6_membership_pre_enron_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_enron_lorar8_auc:.3f` for LoRA r = 8 on
 # Enron; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
 # {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`; whether rank 8 is more exposed than
-# rank 16 is unresolved {verdict}`A-6.rank`. At equal perplexity LoRA is not less exposed than full
-# fine-tuning: on Enron, over {glue:text}`a6_membership_pre_enron_vsfull_seeds:g` seeds, LoRA minus full is
-# {glue:text}`a6_membership_pre_enron_vsfull_diff:+.3f`, resolved {verdict}`A-6.attribution`.
+# rank 16 is unresolved {verdict}`A-6.rank`. At equal perplexity the corpora disagree: LoRA minus full
+# fine-tuning is {glue:text}`a6_membership_pre_pubmed_vsfull_diff:+.3f` on PubMed but, over
+# {glue:text}`a6_membership_pre_enron_vsfull_seeds:g` seeds, {glue:text}`a6_membership_pre_enron_vsfull_diff:+.3f` on Enron, both
+# resolved {verdict}`A-6.attribution`.
 # ```
 #
 # This page loads the membership-inference results that the package's command line (`python -m lorapriv_utils`) wrote at three

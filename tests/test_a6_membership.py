@@ -148,7 +148,7 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert "adapter" not in text and text.endswith("base PPL 53.6")
     note = a6.scale_note(a6.PRETRAINED, ran.assign(seeds=1))  # what it ran, from its records; sizes from its scale
     assert "200 texts per part cut to their first 128 tokens, 2 epochs; one seed, so intervals over texts only" in note
-    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; its frontier has one seed" in note
+    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; its frontier has two epochs" in note
     assert "; 2 seeds; run:" in a6.scale_note(a6.LARGER, ran.assign(seeds=[2, 2]))
     mixed = ran.assign(seeds=[2, 1])  # the seeds named per run where they differ, never the largest count for all
     assert (

@@ -52,8 +52,8 @@ SCALE_MODELS = {
 SCALE_LIMITS = {
     LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
     "perplexity recovered",
-    PRETRAINED: "its frontier has two epochs, one or two learning rates per method and fewer seeds than its grid, so "
-    "its comparisons at matched perplexity are coarse",
+    PRETRAINED: "its frontier has two epochs, one or two learning rates per method and at most two seeds, so its "
+    "comparisons at matched perplexity are coarse",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
 COSTS = {
