@@ -349,7 +349,7 @@ def test_the_chapter_on_tiny_results(results):
         pretrained_matched=pre_matched,
     )
     attribution = next(c for c in by_pre if c.claim_id == "A-6.attribution")
-    assert attribution.decided_at == a6.PRETRAINED and attribution.summary.startswith(f"At {a6.PRETRAINED}, ")
+    assert attribution.decided_at == a6.PRETRAINED and attribution.summary.startswith(f"{a6.PRETRAINED}, ")
     core = [c for c in attribution.checks if c.role == "core"]
     assert core and all(c.name.startswith(f"{a6.PRETRAINED}, ") for c in core)
     assert all(c.role == "caveat" for c in attribution.checks if not c.name.startswith(f"{a6.PRETRAINED}, "))
