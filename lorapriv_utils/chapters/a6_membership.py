@@ -218,12 +218,12 @@ def attack_table(summary: pd.DataFrame) -> pd.DataFrame:
 def load_frontier(scale: Scale, datasets: list[str] | None = None, seed: int = 0) -> dict:
     """{dataset: {variant: Curve}} of seed ``seed`` from the committed frontier records (default: every dataset
     there)."""
-    return {d: by_seed[seed] for d, by_seed in load_frontier_seeds(scale, datasets).items() if seed in by_seed}
+    return {d: by_seed[seed] for d, by_seed in load_frontier_seeds(scale, datasets, (seed,)).items() if by_seed}
 
 
-def load_frontier_seeds(scale: Scale, datasets: list[str] | None = None) -> dict:
+def load_frontier_seeds(scale: Scale, datasets: list[str] | None = None, only: tuple[int, ...] | None = None) -> dict:
     """{dataset: {seed: {variant: Curve}}}: every seed of the committed frontier records (a seed per base-model
-    record ``base-s<seed>.json``; default: every dataset there)."""
+    record ``base-s<seed>.json``; default: every dataset there), or those of ``only`` among them."""
     from ..mia.attacks import matching
 
     folder = results_dir(scale) / "frontier"
@@ -235,7 +235,9 @@ def load_frontier_seeds(scale: Scale, datasets: list[str] | None = None) -> dict
         raise FileNotFoundError(
             f"no frontier results under {folder}; regenerate them with: {regenerate_kind(scale.name, 'frontier')}"
         )
-    return {d: {s: matching.load_curves(folder / d, s) for s in seeds[d]} for d in datasets}
+    return {
+        d: {s: matching.load_curves(folder / d, s) for s in seeds[d] if only is None or s in only} for d in datasets
+    }
 
 
 def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
@@ -286,14 +288,14 @@ def front_frame(points: pd.DataFrame, column: str = "auc") -> pd.DataFrame:
 COMPARED = ("adapter", "lora-r8", "lora-r16", "flora-r8", "dpsgd-r8-z1")
 
 
-def _targets(pair: dict, baseline: str) -> np.ndarray:
-    """Level 0, 1 and 2 of a pair of curves: the worse of their best perplexities, and one and two thirds of the
-    way (in log) from there to the base model's (every curve's epoch-0 point)."""
+def _targets(pair: dict, baseline: str, levels: tuple[float, ...] = (0.0, 1 / 3, 2 / 3)) -> np.ndarray:
+    """The perplexities a pair of curves is compared at: the worse of their best perplexities (level 0), and the
+    fractions ``levels`` of the way (in log) from there to the base model's (every curve's epoch-0 point)."""
     from ..mia.attacks import matching
 
     start = max(matching.best_point(c).perplexity for c in pair.values())
     base_ppl = pair[baseline].points[0].perplexity
-    return np.exp(np.log(start) + np.array([0.0, 1 / 3, 2 / 3]) * (np.log(base_ppl) - np.log(start)))
+    return np.exp(np.log(start) + np.array(levels) * (np.log(base_ppl) - np.log(start)))
 
 
 def matched_frame(
@@ -413,9 +415,7 @@ def rank_matched(curves: dict, scale: Scale) -> pd.DataFrame:
     rows = []
     for dataset, by_variant in curves.items():
         pair = {"lora-r16": by_variant["lora-r16"], "lora-r8": by_variant["lora-r8"]}
-        base_ppl = pair["lora-r8"].points[0].perplexity
-        start = max(matching.best_point(c).perplexity for c in pair.values())
-        target = np.array([start, math.sqrt(start * base_ppl)])
+        target = _targets(pair, "lora-r16", (0.0, 0.5))  # the best utility both reach, and half way to the base
         out = matching.matched(pair, target, baseline="lora-r16", resamples=scale.engine.bootstrap_resamples)
         d = out["lora-r8 - lora-r16"]
         for k in range(len(target)):
@@ -1455,8 +1455,10 @@ def seed_matched_numbers(frontier: dict, scale: Scale, prefix: str = "pre_") -> 
     """Each seed's own :func:`pretrained_matched` comparisons, where the frontier (:func:`load_frontier_seeds`) has
     several seeds, as :func:`matched_numbers` quotes them, keyed ``<prefix>s<seed>_<dataset>_vs<baseline>_*``."""
     seeds = sorted({s for by_seed in frontier.values() for s in by_seed})
+    if len(seeds) < 2:
+        return {}
     numbers = {}
-    for seed in seeds if len(seeds) > 1 else ():
+    for seed in seeds:
         one = {d: {seed: by_seed[seed]} for d, by_seed in frontier.items() if seed in by_seed}
         numbers |= matched_numbers(pretrained_matched(one, scale), f"{prefix}s{seed}_")
     return numbers
