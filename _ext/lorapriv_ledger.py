@@ -6,7 +6,7 @@
 * ``{claims-by-status} STATUS``: the claims that currently have a status (``fails``,
   ``holds``, ...), as a list with their numbers and chapters; ``:paper: A`` keeps one paper.
 * ``{ledger-tally}``: the count of claims by status, alone.
-* ``{verdict}`CLAIM-ID```: one claim's status as a badge, linked to its ledger row.
+* ``{verdict}`CLAIM-ID```: one claim's status as a badge that names the claim, linked to its ledger row.
 * ``{claim-numbers}`CLAIM-ID```: the measured summary of a claim, as text.
 
 Statements come from the register (``ledger/claims.yml``) and are parsed as MyST when a
@@ -291,7 +291,8 @@ def claim_numbers_role(name, rawtext, text, lineno, inliner, options=None, conte
 def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """``{verdict}`CLAIM-ID``` renders a claim's status, linked to its ledger row."""
     _uses_ledger(inliner.document.settings.env)
-    return [claim_status_node(claim_id=text.strip(), link=True)], []
+    # named: a badge in prose shows its claim's id, so that it does not read as the verdict of the number before it
+    return [claim_status_node(claim_id=text.strip(), link=True, named=True)], []
 
 
 def _always_outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
@@ -352,6 +353,10 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
             return nodes.Text(readable(text))
         return nodes.Text(readable(text + ". " + row.result.note))
     badge = _badge(row.status)
+    if node.get("named"):  # the claim's id before its badge; a line may break between them
+        named = nodes.inline(classes=["lorapriv-named-verdict"])
+        named += [nodes.inline(text=row.entry.claim_id, classes=["lorapriv-claim-id"]), nodes.Text(" "), badge]
+        badge = named
     pages = sorted(getattr(app.env, "lorapriv_ledger_table_docs", set()))
     if not node["link"] or not pages:
         return badge

@@ -310,9 +310,10 @@ display_table(
 # that their checkpoints reach LoRA's perplexity; seed 0 on both corpora and a second seed where it has run (the
 # table's *seed* column). The comparisons are read as above, cross-fitted within each seed; over several seeds a
 # comparison is the mean over the seeds both methods ran, and its paired bootstrap draws the seeds, then the texts
-# within each, so that its interval holds the variation between training runs. With so few checkpoints, a method's
-# step front overstates its attack strength between them, which favours LoRA against a sparse baseline. The figure
-# shows seed 0. The records are under `results/published/cpu-pretrained/frontier/`; `make results-a6-pretrained`
+# within each, so that its interval holds the variation between training runs. With so few checkpoints, a method is
+# charged at a target perplexity with its most private checkpoint that is at least as useful, which may have fitted
+# well past the target: this overstates the attack on a method whose checkpoints are far apart, and favours LoRA
+# against a sparsely sampled baseline. The figure shows seed 0. The records are under `results/published/cpu-pretrained/frontier/`; `make results-a6-pretrained`
 # recomputes them.
 
 # %%

@@ -229,7 +229,9 @@ def test_the_chapter_on_tiny_results(results):
     per_seed = a6.seed_matched_numbers(twice, SCALE, "t_")  # each seed's own comparisons, where there are several
     assert {"a6_membership_t_s0_email_vsfull_diff", "a6_membership_t_s1_email_vsadapter_diff"} <= set(per_seed)
     assert a6.seed_matched_numbers({d: {0: c} for d, c in curves.items()}, SCALE) == {}
-    assert set(a6.pretrained_matched(twice, SCALE)) == {"full", "adapter"}
+    pre_twice = a6.pretrained_matched(twice, SCALE)  # rank 16 against full, adapter, and rank 8 against it
+    assert set(pre_twice) == {"full", "adapter", "r16"} and set(pre_twice["r16"]["variant"]) == {"lora-r8"}
+    assert {"lora-r8", "lora-r16"} <= set(pre_twice["adapter"]["variant"]) and (pre_twice["r16"]["seeds"] == 2).all()
     matched = a6.matched_frame(curves, SCALE)
     assert (matched["seeds"] == 1).all()
     assert set(matched["variant"]) == {"adapter", "lora-r8", "lora-r16"} and set(matched["level"]) == {0, 1, 2}
@@ -336,7 +338,8 @@ def test_the_chapter_on_tiny_results(results):
     assert "decided_at" not in claims[0].as_record()  # decided at its own scale: the record as it was
     # a pretrained frontier decides A-6.attribution: its matched checks are core, every cpu-small one (the direct
     # test's too) a caveat; A-6.adapter and A-6.lora gain its matched comparisons as caveats
-    pre_matched = {"full": matched, "adapter": versus_adapter}
+    rank_pair = a6.matched_frame(curves, SCALE, baseline="lora-r16", compared=("lora-r8",))
+    pre_matched = {"full": matched, "adapter": versus_adapter, "r16": rank_pair}
     by_pre = a6.claims(
         summary,
         pre_matched,
@@ -364,6 +367,10 @@ def test_the_chapter_on_tiny_results(results):
         before, after = (next(c for c in cs if c.claim_id == claim_id) for cs in (decided, by_pre))
         added = [c for c in after.checks if c not in before.checks]
         assert added and all(c.role == "caveat" and pattern in c.name for c in added)
+    rank_checks = [c for c in next(c for c in by_pre if c.claim_id == "A-6.rank").checks if "r=8 - r=16" in c.name]
+    pre_rank = [c.name for c in rank_checks if c.name.startswith(a6.PRETRAINED)]  # the pretrained frontier's, a caveat
+    assert pre_rank == [f"{a6.PRETRAINED}, synthetic-email: at matched PPL, AUC r=8 - r=16 below 0"]
+    assert all(c.role == "caveat" for c in rank_checks)
     quoted = a6.matched_numbers(pre_matched)
     row = a6._row(versus_adapter, "lora-r8", "synthetic-email")
     assert quoted["a6_membership_pre_email_vsadapter_diff_high"] == pytest.approx(row["diff_high"], abs=1e-3)

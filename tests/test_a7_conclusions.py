@@ -66,11 +66,16 @@ def test_carried_checks_keep_their_numbers_and_name_their_source():
     assert all(c.role in ledger.EVIDENCE_ROLES for c in claim.checks)  # instruments stay at home
     first = claim.checks[0]
     assert first.name.startswith("A-6.attribution: ") and (first.measured, first.reference) == (1.0, 2.0)
-    assert "1 of 1 checks carried here pass" in claim.summary
+    assert "carried here, 1 of 1 core checks pass" in claim.summary
     frame = a7.parts_frame(results)
     assert len(frame) == sum(len(p) for p in a7.READINGS.values())
     parts = [p for ps in a7.READINGS.values() for p in ps]
-    expected = [f"{n} of {n}" for n in (len(p.source_roles) * len(p.contains or (1,)) for p in parts)]
+    nouns = {"core": "core checks", "caveat": "caveats"}
+    expected = [
+        f"{len(p.source_roles) * len(p.contains or (1,))} of {len(p.source_roles) * len(p.contains or (1,))} "
+        f"{nouns[p.role]} pass"
+        for p in parts
+    ]
     assert frame["checks carried here, passed"].tolist() == expected
     failing = _source_results({("A-3.1-normal", "core")})
     approx = next(c for c in a7.claims(failing, "cpu-small") if c.claim_id == "A-7.approximates")
@@ -161,3 +166,12 @@ def test_a_source_decided_at_another_scale_carries_that_scales_checks_as_core_an
     assert claim.decided_at == "cpu-pretrained" and claim.verdict == "qualified"  # the toy scale's failure qualifies
     approximates = next(c for c in a7.claims(results, "cpu-small") if c.claim_id == "A-7.approximates")
     assert approximates.decided_at is None
+
+
+def test_carried_counts_keep_a_failing_core_check_apart_from_passing_caveats():
+    core = [ledger.check_bound("core fails", 1.0, 0.0), ledger.check_bound("core passes", -1.0, 0.0)]
+    caveats = [ledger.check_bound(f"caveat {i}", -1.0, 0.0, role="caveat") for i in range(4)]
+    assert a7.carried_counts(core + caveats) == "1 of 2 core checks pass, 4 of 4 caveats pass"
+    assert a7.carried_counts(caveats) == "4 of 4 caveats pass"
+    unsure = ledger.check_bound("unsure", 0.1, 0.0, interval=(-0.1, 0.3))
+    assert a7.carried_counts([unsure]) == "0 of 1 core checks pass (1 unresolved)"

@@ -180,7 +180,8 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     assert 'href="notebooks/a9_nb.html"' in html  # no book page: the row links to the notebook
     # ledger row, inline badge, chapter table, the by-status list; each badge of the tally too
     assert html.count("verdict-qualified") == 5 and 'href="#claim-t-1"' in html
-    assert 'title="claim T-1: qualified"' in html  # an inline badge names its claim
+    assert 'title="claim T-1: qualified"' in html  # an inline badge names its claim, in its tooltip and its text
+    assert '<span class="lorapriv-claim-id">T-1</span> <span class="lorapriv-verdict verdict-qualified">' in html
     assert "Numbers: 2 vs 2." in html
 
     # the ledger's row: its id and verdict first, its paper and verdict as classes (the filters), numbers folded

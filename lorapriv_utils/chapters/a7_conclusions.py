@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ..ledger import EVIDENCE_ROLES, Check, Claim, outcome_counts
+from ..ledger import EVIDENCE_ROLES, Check, Claim
 
 KEY = "a7_conclusions"
 EVIDENCE = tuple(EVIDENCE_ROLES)  # a qualifying part carries its source's caveats too
@@ -131,6 +131,21 @@ def carried_checks(part: Part, source: Claim) -> list[Check]:
     return [replace(c, name=f"{part.source}: {c.name}", role=_role(part, source, c)) for c in kept]
 
 
+def carried_counts(checks: list[Check]) -> str:
+    """How many carried checks pass, by role ('1 of 2 core checks pass, 4 of 4 caveats pass'): a part decided at
+    another scale carries that scale's checks as core and the others as caveats, and one count of both would hide
+    a failing core check among passing caveats."""
+    nouns = {"core": "core checks", "caveat": "caveats"}
+    groups = [(role, [c for c in checks if c.role == role]) for role in EVIDENCE_ROLES]
+
+    def count(group: list[Check], noun: str) -> str:
+        unresolved = sum(c.outcome == "unresolved" for c in group)
+        text = f"{sum(c.outcome == 'passes' for c in group)} of {len(group)} {noun} pass"
+        return text + (f" ({unresolved} unresolved)" if unresolved else "")
+
+    return ", ".join(count(group, nouns[role]) for role, group in groups if group)
+
+
 def _role(part: Part, source: Claim, check: Check) -> str:
     """The part's role, except that a core part of a claim decided at another scale (``decided_at``) carries the
     checks of the other scales as caveats, as its source does."""
@@ -164,7 +179,7 @@ def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
         summary = "; ".join(
             f"{p.meaning} ({p.source}, {measured[p.source].verdict}): "
             + (
-                f"{outcome_counts(part_checks)} checks carried here pass"
+                f"carried here, {carried_counts(part_checks)}"
                 if measured[p.source].evidence
                 else "no evidence to carry"
             )
@@ -200,7 +215,7 @@ def parts_frame(results: dict[str, list[Claim]]) -> pd.DataFrame:
                     "source": p.source,
                     "source verdict": measured[p.source].verdict,
                     "role here": p.role,
-                    "checks carried here, passed": outcome_counts(checks)
+                    "checks carried here, passed": carried_counts(checks)
                     if measured[p.source].evidence
                     else "no evidence",
                 }
@@ -228,4 +243,14 @@ def failed_checks(claim: Claim, limit: int = 3) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["role", "outcome", "check", "measured", "reference"])
 
 
-__all__ = ["KEY", "READINGS", "Part", "carried_checks", "claims", "decided_at", "failed_checks", "parts_frame"]
+__all__ = [
+    "KEY",
+    "READINGS",
+    "Part",
+    "carried_checks",
+    "carried_counts",
+    "claims",
+    "decided_at",
+    "failed_checks",
+    "parts_frame",
+]
