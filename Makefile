@@ -137,7 +137,7 @@ results-a6-large: $(STAMP)
 # takes the next cell the other does not hold.
 # Its frontier (scored after epochs 1 and 2): LoRA r=8 at the rate its grid chose, full fine-tuning at one rate and
 # adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on both corpora, one one-thread
-# process per corpus, then seed 1 (every method on Enron, LoRA r=8 and full fine-tuning on PubMed) in two one-thread processes.
+# process per corpus, then seed 1 of every method on both corpora in two one-thread processes.
 PRETRAINED_FRONTIER = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 \
   --data-dir $(DATA_DIR) --out results/published --threads 1 --seeds
 results-a6-pretrained: $(STAMP)
@@ -164,10 +164,12 @@ results-a6-pretrained: $(STAMP)
 	wait $$a && wait $$b
 	( $(PRETRAINED_FRONTIER) 1 --datasets enron --methods lora --ranks 8 --lr 1e-2 && \
 	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 1e-3 && \
-	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods lora --ranks 8 --lr 3e-3 ) & a=$$!; \
+	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods lora --ranks 8 --lr 3e-3 && \
+	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods adapter --lr 3e-4 ) & a=$$!; \
 	( $(PRETRAINED_FRONTIER) 1 --datasets enron --methods full --lr 1e-4 && \
 	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 3e-3 && \
-	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods full --lr 1e-4 ) & b=$$!; \
+	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods full --lr 1e-4 && \
+	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods adapter --lr 1e-4 ) & b=$$!; \
 	wait $$a && wait $$b
 
 # The canary audit's fixed design (a5_row_scaling.AUDIT_DESIGN, which refuses records of any other): synthetic
@@ -187,8 +189,13 @@ results-a5: $(STAMP)
 results-b1: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils alignment results/published/alignment/cpu-small-pretrained.json
 
+# The DP game, ranks 1 and 64 in one one-thread process and rank 8 in the other; each finished rank is kept in
+# results/work/whitebox (a stopped run resumes there) and the process that finds every rank writes the record.
 results-b2: $(STAMP)
-	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils whitebox results/published/whitebox/cpu-small.json
+	pids=""; for ranks in 1,64 8; do \
+	  LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils whitebox results/published/whitebox/cpu-small.json \
+	    --ranks $$ranks --parts results/work/whitebox --threads 1 & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
 
 results-b3: $(STAMP)
 	pids=""; for i in 0 1; do \

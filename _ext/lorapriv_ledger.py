@@ -289,9 +289,9 @@ def claim_numbers_role(name, rawtext, text, lineno, inliner, options=None, conte
 
 
 def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """``{verdict}`CLAIM-ID``` renders a claim's status, linked to its ledger row."""
+    """``{verdict}`CLAIM-ID``` renders a claim's id and status, linked to its ledger row: named, so that a badge in
+    prose does not read as the verdict of the number before it."""
     _uses_ledger(inliner.document.settings.env)
-    # named: a badge in prose shows its claim's id, so that it does not read as the verdict of the number before it
     return [claim_status_node(claim_id=text.strip(), link=True, named=True)], []
 
 
@@ -348,7 +348,7 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
         if row.result is None:
             return nodes.Text(readable(row.entry.untestable or "not tested yet"))
         evidence = row.result.evidence
-        text = row.result.summary or f"{outcome_counts(evidence)} evidence checks pass"
+        text = row.result.summary or outcome_counts(evidence, "evidence checks")
         if node.get("short") or not row.result.note:
             return nodes.Text(readable(text))
         return nodes.Text(readable(text + ". " + row.result.note))

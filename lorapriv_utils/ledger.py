@@ -179,10 +179,13 @@ def verdict_from(checks: list[Check]) -> str:
     return "holds"
 
 
-def outcome_counts(checks: list[Check]) -> str:
-    """'3 of 4' checks pass, with ', 1 unresolved' where some are."""
+def outcome_counts(checks: list[Check], noun: str = "") -> str:
+    """'3 of 4' checks pass, with ', 1 unresolved' where some are; with a plural ``noun``, a phrase that reads on
+    its own: '3 of 4 caveats pass (1 unresolved)'."""
     unresolved = sum(c.outcome == "unresolved" for c in checks)
     text = f"{sum(c.outcome == 'passes' for c in checks)} of {len(checks)}"
+    if noun:
+        return f"{text} {noun} pass" + (f" ({unresolved} unresolved)" if unresolved else "")
     return text + (f", {unresolved} unresolved" if unresolved else "")
 
 

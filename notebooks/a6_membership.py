@@ -307,8 +307,8 @@ display_table(
 # The same comparisons at equal perplexity on SmolLM2-135M-Instruct, where they decide A-6.attribution. This
 # frontier is smaller than the toy scale's: checkpoints after 1 and 2 epochs of a 2-epoch run, LoRA r = 8 at the
 # rate its grid chose, and full fine-tuning at one rate and adapter fine-tuning at two (the table below), chosen so
-# that their checkpoints reach LoRA's perplexity; seed 0 on both corpora and a second seed where it has run (the
-# table's *seed* column). The comparisons are read as above, cross-fitted within each seed; over several seeds a
+# that their checkpoints reach LoRA's perplexity; seeds 0 and 1 on both corpora (the table's *seed* column). The
+# comparisons are read as above, cross-fitted within each seed; over several seeds a
 # comparison is the mean over the seeds both methods ran, and its paired bootstrap draws the seeds, then the texts
 # within each, so that its interval holds the variation between training runs. With so few checkpoints, a method is
 # charged at a target perplexity with its most private checkpoint that is at least as useful, which may have fitted

@@ -71,11 +71,8 @@ def test_carried_checks_keep_their_numbers_and_name_their_source():
     assert len(frame) == sum(len(p) for p in a7.READINGS.values())
     parts = [p for ps in a7.READINGS.values() for p in ps]
     nouns = {"core": "core checks", "caveat": "caveats"}
-    expected = [
-        f"{len(p.source_roles) * len(p.contains or (1,))} of {len(p.source_roles) * len(p.contains or (1,))} "
-        f"{nouns[p.role]} pass"
-        for p in parts
-    ]
+    carried = [len(p.source_roles) * len(p.contains or (1,)) for p in parts]
+    expected = [f"{n} of {n} {nouns[p.role]} pass" for n, p in zip(carried, parts, strict=True)]
     assert frame["checks carried here, passed"].tolist() == expected
     failing = _source_results({("A-3.1-normal", "core")})
     approx = next(c for c in a7.claims(failing, "cpu-small") if c.claim_id == "A-7.approximates")

@@ -68,6 +68,15 @@ def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
     assert instance["sgd_residual_shown"].iloc[0].startswith("< 1e-")
     # below float32's rounding level even the power of ten differs by machine: one bucket for all of it
     assert [b2._bound(x) for x in (0.0, 2e-9, 4.6e-7, 3e-6)] == ["< 1e-6", "< 1e-6", "< 1e-6", "< 1e-5"]
+    # the ledger records the same bucket, so that a rerun on another machine writes the same record
+    assert [b2._ceiling(x) for x in (4.6e-7, 4.8e-7, 3e-6)] == [1e-6, 1e-6, 1e-5]
+    assert {c.measured for c in claim.checks if "power of ten" in c.name} == {1e-6}
+    # and each core check fails where LoRA is not the projection
+    for broken in (
+        instance.assign(sgd_worst_residual=3e-5),
+        instance.assign(fitted_multiple=instance["derived_multiple"] * 1.001),
+    ):
+        assert b2.instance_claim(broken, inits, tiny_scale).verdict == "fails"
 
 
 def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
@@ -131,7 +140,7 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
             and numbers["b2_matrix_queries_game_fitted_peak_rank"] == 8
         )
         assert numbers["b2_matrix_queries_game_fitted_free_per_layer"] == 36
-        held = b2.held_out_rounds(loaded)  # two folds per rank; one refit wins where the fit separates
+        held = b2.held_out_fit(loaded)  # two folds per rank; one refit wins where the fit separates
         assert len(held) == 4 and list(held["tuned_on"][:2]) == ["first half", "second half"]
         assert list(held["held_out_separated"]) == [fitted is not None] * 2 + [bool(fitted)] * 2
         assert (held["refits"][held["held_out_separated"]] == 1).all()
@@ -159,9 +168,25 @@ def test_held_out_refits_are_chosen_on_one_half_and_read_on_the_other():
     the attack stops at one refit and fails on the second; tuned on the second it takes two and separates the first."""
     early = {"fitted_history_in": [1.0, 0.5, 0.5], "fitted_history_out": [1.0, 0.1, 0.1]}
     late = {"fitted_history_in": [1.0, 0.5, 0.5], "fitted_history_out": [1.0, 0.9, 0.1]}
-    record = {"rows": [{"rank": 4, "targets": [early] * 3 + [late] * 3}]}
-    held = b2.held_out_rounds(record)
+    record = {"rows": [{"rank": 4, "targets": [early] * 3 + [late] * 3}], "fit": {"relax": 1.5}}
+    held = b2.held_out_fit(record)
     assert list(held["refits"]) == [1, 2] and list(held["held_out_separated"]) == [False, True]
     assert held["tuning_auc"].tolist() == [1.0, 1.0] and held["held_out_auc"].iloc[0] == 0.0
     by_rank = b2.held_out_by_rank(held)
     assert by_rank.to_dict("records") == [{"r": 4, "held_out_auc_min": 0.0, "held_out_separated": False}]
+
+
+def test_held_out_relaxation_is_chosen_with_the_refits():
+    """With histories per relaxation the split chooses the relaxation too: at 2 every target separates after one
+    refit, at 1 none does; a tie in AUC goes to the fewest refits, then the smallest relaxation."""
+    slow = {"in": [1.0, 0.5, 0.5], "out": [1.0, 0.9, 0.9]}
+    fast = {"in": [1.0, 0.5, 0.5], "out": [1.0, 0.1, 0.1]}
+    target = {
+        "fitted_histories_in": {"1": slow["in"], "2": fast["in"]},
+        "fitted_histories_out": {"1": slow["out"], "2": fast["out"]},
+    }
+    held = b2.held_out_fit({"rows": [{"rank": 8, "targets": [target] * 4}]})
+    assert list(held["relaxation"]) == [2.0, 2.0] and list(held["refits"]) == [1, 1]
+    assert held["held_out_separated"].all() and (held["held_out_auc"] == 1.0).all()
+    tie = {**target, "fitted_histories_out": {"1": fast["out"], "2": fast["out"]}}
+    assert list(b2.held_out_fit({"rows": [{"rank": 8, "targets": [tie] * 4}]})["relaxation"]) == [1.0, 1.0]

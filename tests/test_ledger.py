@@ -107,6 +107,7 @@ def test_a_check_whose_interval_holds_its_threshold_is_unresolved_and_never_fail
     assert ledger.verdict_from([clear, dataclasses.replace(noisy, role="caveat")]) == "qualified"
     assert ledger.outcome_counts([ok, noisy, resolved]) == "1 of 3, 1 unresolved"
     assert ledger.outcome_counts([ok]) == "1 of 1"
+    assert ledger.outcome_counts([ok, noisy, resolved], "caveats") == "1 of 3 caveats pass (1 unresolved)"
     with pytest.raises(ValueError, match="low <= high"):
         ledger.check_bound("bad", 0.0, 1.0, interval=(0.2, 0.1))
 

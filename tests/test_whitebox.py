@@ -75,8 +75,8 @@ def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch, engi
 @pytest.mark.slow
 def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_path, monkeypatch, engine_cache):
     """Instruments of the fitted secret-A attack: the adversary's replay from a given A is the engine's own
-    LoRA-FA run, and a release made with orthonormal A (K = I, the fit's start) is matched at once in the
-    "out" world and not in the "in" world."""
+    LoRA-FA run, and a release made with A = sqrt(m/r) times orthonormal rows (K = (m/r) I, the fit's start) is
+    matched at once in the "out" world and not in the "in" world."""
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
@@ -89,7 +89,7 @@ def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_p
         np.array_equal(a, b) for a, b in zip(whitebox.paper_updates(released["model"]), replay["merged"], strict=True)
     )
     rng = np.random.default_rng(0)
-    orthonormal = [np.linalg.qr(rng.standard_normal((a.shape[1], 2)))[0].T for a in starts]
+    orthonormal = [np.linalg.qr(rng.standard_normal((a.shape[1], 2)))[0].T * np.sqrt(a.shape[1] / 2) for a in starts]
     world_out = whitebox.replay_from(base, rest, 2, orthonormal, game)["merged"]
     world_in = whitebox.replay_from(base, full, 2, orthonormal, game)["merged"]
     assert whitebox.fitted_distance(base, rest, 2, world_out, game, rounds=0)["distance"] < 1e-6
@@ -98,3 +98,33 @@ def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_p
         whitebox.replay_from(base, full, 2, [a[:, :-1] for a in starts], game)
     with pytest.raises(ValueError, match="rounds must be"):
         whitebox.fitted_distance(base, rest, 2, world_out, game, rounds=-1)
+    with pytest.raises(ValueError, match="relaxes must include"):
+        whitebox.play(work, 2, game, relaxes=(1.0,))
+
+
+def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(tmp_path, monkeypatch):
+    """Two processes given different ranks share the game through the parts folder; a part played with other
+    settings is played again, not reused."""
+    played = []
+
+    def fake_play(work, rank, game, seed=0, rounds=whitebox.FIT_ROUNDS):
+        played.append(rank)
+        return {"rank": rank}
+
+    class Work:
+        scale = type("Scale", (), {"name": "tiny"})()
+
+        def dataset(self, name, seed):
+            return type("Prepared", (), {"split_hashes": {"members": "x"}})()
+
+        def base(self):
+            return None, None, {"spec": {}}
+
+    monkeypatch.setattr(whitebox, "play", fake_play)
+    first = whitebox.RANKS[:1]
+    assert whitebox.game_record(Work(), ranks=first, parts=tmp_path) is None
+    record = whitebox.game_record(Work(), ranks=whitebox.RANKS[1:], parts=tmp_path)
+    assert [row["rank"] for row in record["rows"]] == list(whitebox.RANKS) and played == list(whitebox.RANKS)
+    assert record["fit"]["relaxes"] == list(whitebox.FIT_RELAXES) and record["wall_seconds"] >= 0
+    whitebox.game_record(Work(), ranks=first, parts=tmp_path, rounds=2)  # other settings: played again
+    assert played == [*whitebox.RANKS, whitebox.RANKS[0]]

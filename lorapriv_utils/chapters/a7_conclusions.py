@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ..ledger import EVIDENCE_ROLES, Check, Claim
+from ..ledger import EVIDENCE_ROLES, Check, Claim, outcome_counts
 
 KEY = "a7_conclusions"
 EVIDENCE = tuple(EVIDENCE_ROLES)  # a qualifying part carries its source's caveats too
@@ -137,13 +137,7 @@ def carried_counts(checks: list[Check]) -> str:
     a failing core check among passing caveats."""
     nouns = {"core": "core checks", "caveat": "caveats"}
     groups = [(role, [c for c in checks if c.role == role]) for role in EVIDENCE_ROLES]
-
-    def count(group: list[Check], noun: str) -> str:
-        unresolved = sum(c.outcome == "unresolved" for c in group)
-        text = f"{sum(c.outcome == 'passes' for c in group)} of {len(group)} {noun} pass"
-        return text + (f" ({unresolved} unresolved)" if unresolved else "")
-
-    return ", ".join(count(group, nouns[role]) for role, group in groups if group)
+    return ", ".join(outcome_counts(group, nouns[role]) for role, group in groups if group)
 
 
 def _role(part: Part, source: Claim, check: Check) -> str:

@@ -17,27 +17,33 @@ trained on D' + {x} ("in") or on D' ("out").
 * **A kept secret, fitted.**  The merged update of a layer, B A, has A's row space, and the trajectory of
   B A depends on A only through A^T A = Q^T K Q (Q an orthonormal basis of that row space, K = M^T M for
   A = M Q; B starts at 0, the LoRA scaling is 1).  The adversary reads Q off the release (its top r right
-  singular vectors), starts from K = I and alternates: replay training on D' with A' = K^{1/2} Q; since the
+  singular vectors), starts from K = (m/r) I and alternates: replay training on D' with A' = K^{1/2} Q; since the
   replay's B equals X K^{1/2} with X the replay's accumulated gradient, times -lr, in the row-space
   coordinates, refit K by least squares to the release's B A Q^T = X K (over-relaxed); repeat.  In the "out"
   world a K that reproduces the release exists (the true one); in the "in" world the target's gradient is missing
   from X, and the remaining distance tells the worlds apart.  This is paper B's matrix-case argument (chapter
-  b2, M recovered from the other columns) on a trained model.  The start K = I is not K's typical size:
-  trace K = ||A||_F^2 is about m (the input width) for A's N(0, 1/r) entries, so K is about (m/r) I and the
-  start is m/r times too small, a handicap at small rank (to fix at the game's next run).
+  b2, M recovered from the other columns) on a trained model.  Each release is fitted at every relaxation of
+  ``FIT_RELAXES`` and the distance kept after every refit, so that the chapter can choose the relaxation and the
+  number of refits on some targets and read the attack on others.  Records of schema 1 started from K = I,
+  m/r times smaller than K's typical size ((m/r) I: A's N(0, 1/r) entries give trace K = ||A||_F^2 about m, the
+  input width), and fitted at one relaxation; schema 2 starts from (m/r) I, the size the adversary knows from
+  the recipe.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ...files import atomic_write_text
 from ...numbers import check_order
 from ...provenance import measured_on
 from ..attacks import metrics as mia_metrics
@@ -49,6 +55,7 @@ from .runner import Runner, perplexity
 RANKS = (1, 8, 64)
 BLIND_SEED_OFFSET = 1000  # the control's A': the LoRA start of seed + this offset
 FIT_ROUNDS, FIT_RELAX = 5, 1.5  # refits of K in the fitted secret-A attack (one replay each), over-relaxed
+FIT_RELAXES = (1.0, 1.5, 2.0)  # every relaxation the game records, fixed before schema 2's run; FIT_RELAX among them
 ARMS = ("known", "blind", "fitted")
 
 
@@ -151,7 +158,7 @@ def fitted_distance(
     if rounds < 0 or not relax > 0:
         raise ValueError(f"rounds must be >= 0 and relax > 0, got {rounds} and {relax}")
     bases = [np.linalg.svd(w, full_matrices=False)[2][:rank] for w in merged]  # Q: (r, m), orthonormal rows
-    ks = [np.eye(rank) for _ in merged]
+    ks = [np.eye(rank) * q.shape[1] / rank for q in bases]  # K's typical size for N(0, 1/r) entries: (m/r) I
     norm = math.sqrt(sum(float((w * w).sum()) for w in merged))
     history = []
     for round_ in range(rounds + 1):
@@ -169,9 +176,18 @@ def fitted_distance(
 
 
 def play(
-    work: Runner, rank: int, game: GameConfig, dataset: str = "ptb", seed: int = 0, rounds: int = FIT_ROUNDS
+    work: Runner,
+    rank: int,
+    game: GameConfig,
+    dataset: str = "ptb",
+    seed: int = 0,
+    rounds: int = FIT_ROUNDS,
+    relaxes: tuple[float, ...] = FIT_RELAXES,
 ) -> dict:
-    """The game at one rank: distances in both worlds for the released-A and the secret-A adversary."""
+    """The game at one rank: distances in both worlds for the released-A and the secret-A adversary, the fitted
+    one's after every refit at every relaxation of ``relaxes`` (its summary: at ``FIT_RELAX``)."""
+    if FIT_RELAX not in relaxes:
+        raise ValueError(f"relaxes must include FIT_RELAX = {FIT_RELAX:g}, got {relaxes}")
     base = work.base()[0]
     finetune.check_method("lorafa", rank, base)
     prepared = work.dataset(dataset, seed)
@@ -187,8 +203,11 @@ def play(
         world_out = release(base, rest, rank, seed, game)
         replay = release(base, rest, rank, seed, game)  # the adversary's own run with the released A
         blind = release(base, rest, rank, seed + BLIND_SEED_OFFSET, game)  # ... with an A' of its own
-        fit_in = fitted_distance(base, rest, rank, paper_updates(world_in["model"]), game, rounds)
-        fit_out = fitted_distance(base, rest, rank, paper_updates(world_out["model"]), game, rounds)
+        fits_in, fits_out = (
+            {relax: fitted_distance(base, rest, rank, updates, game, rounds, relax) for relax in relaxes}
+            for updates in (paper_updates(world_in["model"]), paper_updates(world_out["model"]))
+        )
+        fit_in, fit_out = fits_in[FIT_RELAX], fits_out[FIT_RELAX]
         rows.append(
             {
                 "target": x,
@@ -200,6 +219,8 @@ def play(
                 "fitted_out": fit_out["distance"],
                 "fitted_history_in": fit_in["history"],
                 "fitted_history_out": fit_out["history"],
+                "fitted_histories_in": {f"{relax:g}": fit["history"] for relax, fit in fits_in.items()},
+                "fitted_histories_out": {f"{relax:g}": fit["history"] for relax, fit in fits_out.items()},
             }
         )
     return summarize(rows, rank, perplexity(world_in["model"], prepared.validation, work.device), seed)
@@ -229,44 +250,83 @@ def game_record(
     game: GameConfig | None = None,
     seed: int = 0,
     rounds: int = FIT_ROUNDS,
-) -> dict:
-    """The game at every rank, with how, where and when it was played."""
+    parts: Path | None = None,
+) -> dict | None:
+    """The game at every rank, with how, where and when it was played.  With ``parts``, a folder, each rank's row
+    is kept there as it finishes (with its wall time) and reused by a later call with the same settings, so that
+    processes given different ``ranks`` share the work; the record is returned once every rank of ``RANKS`` has
+    its row there, None before."""
     game = game or GameConfig()
-    start = time.perf_counter()
-    rows = [play(work, r, game, seed=seed, rounds=rounds) for r in ranks]
+    settings = {"game": asdict(game), "seed": seed, "rounds": rounds, "relaxes": list(FIT_RELAXES)}
+
+    def stored(r: int) -> dict | None:  # the rank's kept row, where it was played with these settings
+        path = None if parts is None else Path(parts) / f"{work.scale.name}-r{r}.json"
+        if path is None or not path.exists():
+            return None
+        part = json.loads(path.read_text(encoding="utf-8"))
+        return part if part.get("settings") == settings else None
+
+    done = {}
+    for r in ranks:
+        done[r] = stored(r)
+        if done[r] is None:
+            start = time.perf_counter()
+            row = play(work, r, game, seed=seed, rounds=rounds)
+            done[r] = {"settings": settings, "row": row, "wall_seconds": time.perf_counter() - start}
+            if parts is not None:
+                Path(parts).mkdir(parents=True, exist_ok=True)
+                atomic_write_text(Path(parts) / f"{work.scale.name}-r{r}.json", json.dumps(done[r]))
+    if parts is not None:
+        ranks = RANKS
+        done = {r: done.get(r) or stored(r) for r in ranks}
+    if any(done[r] is None for r in ranks):
+        return None
     return {
-        "rows": rows,
+        "rows": [done[r]["row"] for r in ranks],
         "game": asdict(game),
-        "fit": {"rounds": rounds, "relax": FIT_RELAX},
+        "fit": {"rounds": rounds, "relax": FIT_RELAX, "relaxes": list(FIT_RELAXES), "start": "(m/r) I"},
         "dataset": "ptb",
         "seed": seed,
         "scale": work.scale.name,
         "split_hashes": work.dataset("ptb", seed).split_hashes,
         "base": work.base()[2],
         "measured_on": {**measured_on(), "torch_threads": torch.get_num_threads()},
-        "wall_seconds": time.perf_counter() - start,
+        "wall_seconds": sum(done[r]["wall_seconds"] for r in ranks),
     }
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lorapriv_utils.mia.experiments.whitebox PATH.json [--threads N]``: the game at the scale of
-    ``LORAPRIV_SCALE``, written atomically with its checksum."""
+    """``python -m lorapriv_utils.mia.experiments.whitebox PATH.json [--threads N] [--ranks R,..] [--parts DIR]``:
+    the game at the scale of ``LORAPRIV_SCALE``, written atomically with its checksum.  With ``--parts``, each rank's
+    row is kept in DIR as it finishes, so that processes given different ranks share the game (and a stopped one
+    resumes); the record is written by the process that finds every rank there."""
     import argparse
 
     from ...scale import current_scale
     from ...store import seal, write_record
     from ..records.specs import measurement_spec
+    from .grid import parse_ints
     from .runner import set_threads
 
     parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.experiments.whitebox", description=main.__doc__)
     parser.add_argument("path", help="the JSON file to write")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
+    parser.add_argument("--ranks", default=",".join(map(str, RANKS)), help=f"ranks this process plays, of {RANKS}")
+    parser.add_argument("--parts", default=None, help="folder that keeps each finished rank's row")
     args = parser.parse_args(argv)
+    try:
+        ranks = tuple(parse_ints("--ranks", args.ranks, minimum=1))
+    except ValueError as err:
+        parser.error(str(err))
+    if not set(ranks) <= set(RANKS):
+        parser.error(f"--ranks must be among {', '.join(map(str, RANKS))}, got {args.ranks}")
     set_threads(args.threads)
     scale = current_scale()
-    record = write_record(
-        args.path, seal(game_record(Runner(scale, out=".")), measurement_spec("whitebox", scale), "whitebox")
-    )
+    record = game_record(Runner(scale, out="."), ranks=ranks, parts=args.parts)
+    if record is None:
+        print(f"ranks {args.ranks} kept in {args.parts}; the record is written once every rank has run there")
+        return
+    record = write_record(args.path, seal(record, measurement_spec("whitebox", scale), "whitebox"))
     print(f"wrote {args.path} in {record['wall_seconds']:.0f} s")
     for row in record["rows"]:
         print(
