@@ -165,7 +165,7 @@ display_table(inits, caption="A's entries times sqrt(r), as this book's code and
 # relative distance left: in the "out" world a $K$ that reproduces the release exists, in the
 # "in" world the target's gradient is missing. The run is committed
 # (`results/published/whitebox/`, `make results-b2`,
-# {glue:text}`b2_matrix_queries_game_minutes:.0f` minutes of measured wall time) and loaded
+# {glue:text}`b2_matrix_queries_game_minutes:.0f` minutes of one core's measured wall time) and loaded
 # here with its checksum verified.
 
 # %%
@@ -179,8 +179,8 @@ display_table(
 # record keeps each target's distance after every refit, so the number of refits can be held out: chosen on one
 # half of the targets (the refits with the highest AUC, the fewest on a tie), read on the other half, both ways
 # round. This record kept one relaxation, so the relaxation and the game's own settings stay as tuned. The game's
-# next run (`make results-b2`) keeps three relaxations, fixed before it ran, and the same split then holds out the
-# relaxation too.
+# next run (`make results-b2`) draws fresh targets and keeps three relaxations (1, 1.5 and 2; 1.5 is the one tuned
+# here), and the same split then holds out the relaxation too.
 
 # %%
 display_table(

@@ -190,3 +190,8 @@ def test_held_out_relaxation_is_chosen_with_the_refits():
     assert held["held_out_separated"].all() and (held["held_out_auc"] == 1.0).all()
     tie = {**target, "fitted_histories_out": {"1": fast["out"], "2": fast["out"]}}
     assert list(b2.held_out_fit({"rows": [{"rank": 8, "targets": [tie] * 4}]})["relaxation"]) == [1.0, 1.0]
+    # relaxation 2 separates after one refit, relaxation 1 only after two: the fewest refits win before the relaxation
+    late = {"in": [1.0, 0.5, 0.5], "out": [1.0, 0.9, 0.1]}
+    order = {**target, "fitted_histories_out": {"1": late["out"], "2": fast["out"]}}
+    held = b2.held_out_fit({"rows": [{"rank": 8, "targets": [order] * 4}]})
+    assert list(held["relaxation"]) == [2.0, 2.0] and list(held["refits"]) == [1, 1]

@@ -62,7 +62,7 @@ def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch, engi
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
     work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
-    row = whitebox.play(work, 2, game)
+    row = whitebox.play(work, 2, game, rounds=1, relaxes=(whitebox.FIT_RELAX,))  # the fit is not under test here
     assert all(t["known_out"] == 0.0 and t["known_in"] > 0 for t in row["targets"])
     assert row["known"]["auc"]["value"] == 1.0 and row["known"]["separated"]
     assert all(t["blind_out"] > 0 for t in row["targets"])  # a wrong A' never reproduces the release
@@ -102,9 +102,13 @@ def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_p
         whitebox.play(work, 2, game, relaxes=(1.0,))
 
 
-def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(tmp_path, monkeypatch):
+def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(tmp_path, monkeypatch, tiny_scale):
     """Two processes given different ranks share the game through the parts folder; a part played with other
-    settings is played again, not reused."""
+    settings, or by other code, is played again, not reused."""
+    import json
+
+    from lorapriv_utils import store
+
     played = []
 
     def fake_play(work, rank, game, seed=0, rounds=whitebox.FIT_ROUNDS):
@@ -112,7 +116,7 @@ def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(
         return {"rank": rank}
 
     class Work:
-        scale = type("Scale", (), {"name": "tiny"})()
+        scale = tiny_scale
 
         def dataset(self, name, seed):
             return type("Prepared", (), {"split_hashes": {"members": "x"}})()
@@ -125,6 +129,14 @@ def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(
     assert whitebox.game_record(Work(), ranks=first, parts=tmp_path) is None
     record = whitebox.game_record(Work(), ranks=whitebox.RANKS[1:], parts=tmp_path)
     assert [row["rank"] for row in record["rows"]] == list(whitebox.RANKS) and played == list(whitebox.RANKS)
-    assert record["fit"]["relaxes"] == list(whitebox.FIT_RELAXES) and record["wall_seconds"] >= 0
+    parts = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("*.json"))]
+    assert record["wall_seconds"] == pytest.approx(sum(p["wall_seconds"] for p in parts))
+    assert record["fit"]["relaxes"] == list(whitebox.FIT_RELAXES) and len(parts) == len(whitebox.RANKS)
     whitebox.game_record(Work(), ranks=first, parts=tmp_path, rounds=2)  # other settings: played again
     assert played == [*whitebox.RANKS, whitebox.RANKS[0]]
+    monkeypatch.setitem(store.NUMERICS, "whitebox", store.NUMERICS["whitebox"] + 1)  # other code: played again
+    assert whitebox.game_record(Work(), ranks=first, parts=tmp_path) is None
+    assert played == [*whitebox.RANKS, whitebox.RANKS[0], whitebox.RANKS[0]]
+    # without a parts folder a record is only ever the whole game; the command line refuses a part of it
+    with pytest.raises(SystemExit):
+        whitebox.main([str(tmp_path / "game.json"), "--ranks", str(whitebox.RANKS[0])])

@@ -363,8 +363,8 @@ ROUNDING_LEVEL = 1e-6  # float32 arithmetic: below this a residual is rounding, 
 
 def _ceiling(x: float) -> float:
     """The power of ten above a rounding-level number, and ``ROUNDING_LEVEL`` for any number below it: its digits,
-    and even its power of ten, differ between machines and thread counts (1e-7 on one, 1e-8 on another).  A bound
-    of the form 10^k holds for the ceiling exactly when it holds for the number."""
+    and even its power of ten, differ between machines and thread counts (1e-7 on one, 1e-8 on another).  For k >=
+    -6 the ceiling is at most 10^k exactly when the number is below 10^k."""
     return 10.0 ** max(math.floor(math.log10(max(x, 1e-300))) + 1, round(math.log10(ROUNDING_LEVEL)))
 
 

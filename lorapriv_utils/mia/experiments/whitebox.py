@@ -56,6 +56,7 @@ RANKS = (1, 8, 64)
 BLIND_SEED_OFFSET = 1000  # the control's A': the LoRA start of seed + this offset
 FIT_ROUNDS, FIT_RELAX = 5, 1.5  # refits of K in the fitted secret-A attack (one replay each), over-relaxed
 FIT_RELAXES = (1.0, 1.5, 2.0)  # every relaxation the game records, fixed before schema 2's run; FIT_RELAX among them
+TARGET_STREAM = 7
 ARMS = ("known", "blind", "fitted")
 
 
@@ -196,7 +197,8 @@ def play(
     members = list(range(game.texts))
     full = subset(prepared.members, members)
     world_in = release(base, full, rank, seed, game)
-    targets = np.random.default_rng([seed, rank, 5]).choice(game.texts, game.targets, replace=False)
+    # schema 2 draws its targets afresh (stream 7; schema 1: 5), apart from those its fit's settings were tuned on
+    targets = np.random.default_rng([seed, rank, TARGET_STREAM]).choice(game.texts, game.targets, replace=False)
     rows = []
     for x in tqdm(targets.tolist(), desc=f"DP game r={rank}", disable=not work.progress, leave=False):
         rest = subset(prepared.members, [t for t in members if t != x])
@@ -256,8 +258,13 @@ def game_record(
     is kept there as it finishes (with its wall time) and reused by a later call with the same settings, so that
     processes given different ``ranks`` share the work; the record is returned once every rank of ``RANKS`` has
     its row there, None before."""
+    from ...store import key_of
+    from ..records.specs import measurement_spec
+
     game = game or GameConfig()
-    settings = {"game": asdict(game), "seed": seed, "rounds": rounds, "relaxes": list(FIT_RELAXES)}
+    # the record's key (code, base model, libraries) among the settings: a rank kept by older code is played again
+    spec_key = key_of(measurement_spec("whitebox", work.scale))
+    settings = {"game": asdict(game), "seed": seed, "rounds": rounds, "relaxes": list(FIT_RELAXES), "key": spec_key}
 
     def stored(r: int) -> dict | None:  # the rank's kept row, where it was played with these settings
         path = None if parts is None else Path(parts) / f"{work.scale.name}-r{r}.json"
@@ -320,6 +327,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(err))
     if not set(ranks) <= set(RANKS):
         parser.error(f"--ranks must be among {', '.join(map(str, RANKS))}, got {args.ranks}")
+    if set(ranks) != set(RANKS) and args.parts is None:
+        parser.error("--ranks short of every rank needs --parts DIR, where the ranks are kept until all have run")
     set_threads(args.threads)
     scale = current_scale()
     record = game_record(Runner(scale, out="."), ranks=ranks, parts=args.parts)

@@ -238,7 +238,7 @@ def report(statuses: list[Status], verbose: bool = False, allowed: dict[str, str
         lines.append(f"{entry.name:<12} {summary}{note}{took}  [make {entry.make}; read by {entry.chapter}]")
         for s in mine:
             if verbose or s.state != "current" or s.detail:
-                excuse = f" (allowed for now: {allowed[s.path]})" if s.state != "current" and s.path in allowed else ""
+                excuse = f" (allowed for now: {allowed[s.path]})" if s.state == "stale" and s.path in allowed else ""
                 lines.append(f"  {s.state:<8} {s.path}" + (f": {s.detail}" if s.detail else "") + excuse)
     return "\n".join(lines)
 
@@ -259,8 +259,8 @@ def main(args) -> int:
     listed = root / ALLOWED_STALE.name
     allowed = allowed_stale(listed) if listed.exists() else {}
     print(report(statuses, verbose=args.verbose, allowed=allowed))
-    stale = [s for s in statuses if s.state != "current"]
-    bad = [s for s in stale if s.path not in allowed]
+    stale = [s for s in statuses if s.state == "stale" and s.path in allowed]  # damaged or missing: never excused
+    bad = [s for s in statuses if s.state != "current" and s not in stale]
     if bad:
         print(f"lorapriv status: {len(bad)} of {len(statuses)} records are not current", file=sys.stderr)
         return 1
