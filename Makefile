@@ -190,7 +190,8 @@ results-b1: $(STAMP)
 	LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils alignment results/published/alignment/cpu-small-pretrained.json
 
 # The DP game, ranks 1 and 64 in one one-thread process and rank 8 in the other; each finished rank is kept in
-# results/work/whitebox (a stopped run resumes there) and the process that finds every rank writes the record.
+# results/work/whitebox (a stopped run resumes from the ranks it finished, under the same code) and the process
+# that finds every rank writes the record.
 results-b2: $(STAMP)
 	pids=""; for ranks in 1,64 8; do \
 	  LORAPRIV_SCALE=cpu-small $(BIN)/python -m lorapriv_utils whitebox results/published/whitebox/cpu-small.json \
