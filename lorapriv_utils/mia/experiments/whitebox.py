@@ -266,11 +266,13 @@ def game_record(
     spec_key = key_of(measurement_spec("whitebox", work.scale))
     settings = {"game": asdict(game), "seed": seed, "rounds": rounds, "relaxes": list(FIT_RELAXES), "key": spec_key}
 
+    def kept(r: int) -> Path:  # where a rank's row is kept
+        return Path(parts) / f"{work.scale.name}-r{r}.json"
+
     def stored(r: int) -> dict | None:  # the rank's kept row, where it was played with these settings
-        path = None if parts is None else Path(parts) / f"{work.scale.name}-r{r}.json"
-        if path is None or not path.exists():
+        if parts is None or not kept(r).exists():
             return None
-        part = json.loads(path.read_text(encoding="utf-8"))
+        part = json.loads(kept(r).read_text(encoding="utf-8"))
         return part if part.get("settings") == settings else None
 
     done = {}
@@ -282,7 +284,7 @@ def game_record(
             done[r] = {"settings": settings, "row": row, "wall_seconds": time.perf_counter() - start}
             if parts is not None:
                 Path(parts).mkdir(parents=True, exist_ok=True)
-                atomic_write_text(Path(parts) / f"{work.scale.name}-r{r}.json", json.dumps(done[r]))
+                atomic_write_text(kept(r), json.dumps(done[r]))
     if parts is not None:
         ranks = RANKS
         done = {r: done.get(r) or stored(r) for r in ranks}
