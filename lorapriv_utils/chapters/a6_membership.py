@@ -1459,6 +1459,33 @@ def pretrained_matched(frontier: dict, scale: Scale) -> dict[str, pd.DataFrame]:
     }
 
 
+AGREEMENT_RTOL = 1e-3  # a frontier run and its grid cell are one training: perplexities this close agree
+
+
+def grid_agreement(points: pd.DataFrame, grid: pd.DataFrame, epochs: int) -> pd.DataFrame:
+    """Each frontier run at the rate its grid cell chose beside that cell (:func:`grid_frame`): the run's last
+    checkpoint (epoch ``epochs``) is meant to be the cell's model, so their perplexities and AUCs should agree;
+    with the perplexities' relative difference and whether it is within ``AGREEMENT_RTOL``."""
+    last = points[points["epoch"] == epochs].assign(lr=lambda f: f["lr"].round(8))
+    cells = grid.assign(lr=lambda f: f["lr"].round(8))
+    same = last.merge(cells, on=["dataset", "variant", "lr", "seed"], suffixes=("", "_grid"))
+    same["ppl_rel_diff"] = (same["ppl"] / same["ppl_grid"] - 1).round(4)
+    same["agrees"] = same["ppl_rel_diff"].abs() <= AGREEMENT_RTOL
+    return same[["dataset", "variant", "seed", "lr", "ppl", "ppl_grid", "ppl_rel_diff", "auc", "auc_grid", "agrees"]]
+
+
+def agreement_numbers(agreement: pd.DataFrame, prefix: str = "pre_") -> dict[str, float]:
+    """:func:`grid_agreement` as the chapter quotes it: the pairs, those that agree, and the largest relative
+    difference of perplexity."""
+    return _quoted(
+        {
+            f"{prefix}grid_pairs": len(agreement),
+            f"{prefix}grid_pairs_agree": int(agreement["agrees"].sum()),
+            f"{prefix}grid_largest_rel_diff": float(agreement["ppl_rel_diff"].abs().max()) if len(agreement) else 0.0,
+        }
+    )
+
+
 def seed_matched_numbers(frontier: dict, scale: Scale, prefix: str = "pre_") -> dict[str, float]:
     """Each seed's own :func:`pretrained_matched` comparisons, where the frontier (:func:`load_frontier_seeds`) has
     several seeds, as :func:`matched_numbers` quotes them, keyed ``<prefix>s<seed>_<dataset>_vs<baseline>_*``."""
@@ -1473,7 +1500,9 @@ def seed_matched_numbers(frontier: dict, scale: Scale, prefix: str = "pre_") -> 
 
 
 __all__ = [
+    "AGREEMENT_RTOL",
     "PAPER_TABLE1",
+    "agreement_numbers",
     "attack_table",
     "attribution_checks",
     "base_perplexity",
@@ -1486,6 +1515,7 @@ __all__ = [
     "frontier_points",
     "frontier_numbers",
     "gain_share",
+    "grid_agreement",
     "grid_differences",
     "grid_frame",
     "grid_summary",

@@ -419,6 +419,7 @@ class Runner:
             "versions": package_versions(),
             "runtime": runtime(),
             "torch_threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the vector kernels torch chose
             "git_commit": git_commit(),
             "git_dirty": git_dirty(),
             "device": str(self.device),
