@@ -165,8 +165,8 @@ display_table(inits, caption="A's entries times sqrt(r), as this book's code and
 # relative distance left: in the "out" world a $K$ that reproduces the release exists, in the
 # "in" world the target's gradient is missing. The run is committed
 # (`results/published/whitebox/`, `make results-b2`,
-# {glue:text}`b2_matrix_queries_game_minutes:.0f` minutes of one core's measured wall time) and loaded
-# here with its checksum verified.
+# {glue:text}`b2_matrix_queries_game_minutes:.0f` minutes of measured wall time, summed over its one-thread processes; this
+# run's three shared two cores with other work) and loaded here with its checksum verified.
 
 # %%
 game, game_record = b2_matrix_queries.load_game(scale.name)
@@ -175,12 +175,11 @@ display_table(
 )
 
 # %% [markdown]
-# The fitted attack's settings (its relaxation and its five refits) were chosen on these same 16 targets. The
-# record keeps each target's distance after every refit, so the number of refits can be held out: chosen on one
-# half of the targets (the refits with the highest AUC, the fewest on a tie), read on the other half, both ways
-# round. This record kept one relaxation, so the relaxation and the game's own settings stay as tuned. The game's
-# next run (`make results-b2`) draws fresh targets and keeps three relaxations (1, 1.5 and 2; 1.5 is the one tuned
-# here), and the same split then holds out the relaxation too.
+# The fitted attack's settings (relaxation 1.5 and five refits) were tuned on an earlier draw of 16 targets; this
+# run draws 16 fresh ones, and starts the fit at $K = (m/r)\,I$. The record also keeps each target's distance after
+# every refit at three relaxations (1, 1.5 and 2), so the choice can be held out within this draw too: relaxation
+# and number of refits chosen on one half of the targets (the highest AUC; on a tie the fewest refits, then the
+# smallest relaxation), read on the other half, both ways round.
 
 # %%
 display_table(

@@ -195,3 +195,24 @@ def test_held_out_relaxation_is_chosen_with_the_refits():
     order = {**target, "fitted_histories_out": {"1": late["out"], "2": fast["out"]}}
     held = b2.held_out_fit({"rows": [{"rank": 8, "targets": [order] * 4}]})
     assert list(held["relaxation"]) == [2.0, 2.0] and list(held["refits"]) == [1, 1]
+
+
+def test_the_game_summary_says_where_the_fitted_attack_was_tuned():
+    import pandas as pd
+
+    game = pd.DataFrame(
+        {
+            "r": [8],
+            "released_A_auc": [1.0],
+            "secret_A_auc": [0.5],
+            "fitted_A_auc": [1.0],
+            "fitted_A_separated": [True],
+            "held_out_A_auc_min": [0.9],
+            "held_out_A_separated": [False],
+            "held_out_choice": ["number of refits"],  # schema 1: the settings were tuned on the record's own targets
+        }
+    )
+    assert "tuned on those targets" in b2.game_summary(game)
+    fresh = game.assign(held_out_choice="relaxation and number of refits")  # schema 2: fresh targets
+    assert "tuned on an earlier draw of targets" in b2.game_summary(fresh)
+    assert b2.game_summary(None) == ""

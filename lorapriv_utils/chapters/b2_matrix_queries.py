@@ -622,13 +622,15 @@ def game_summary(game: pd.DataFrame | None) -> str:
     if game is None:
         return ""
     ranks = ", ".join(str(int(r)) for r in game["r"])
+    fresh = game["held_out_choice"].iloc[0].startswith("relaxation")  # schema 2 drew targets apart from the tuning
     return (
         f"; on the book's toy GPT-2 trained with LoRA-FA (ranks {ranks}), an adversary holding A tells the two worlds "
         f"apart for every target (AUC {game['released_A_auc'].min():.3g}), a naive replay with its own A' does not "
         f"(AUC {game['secret_A_auc'].min():.2f} to {game['secret_A_auc'].max():.2f}); with A secret, an attack that "
         f"reads A's row space off the merged weights and fits the rest by replays reaches AUC "
         f"{game['fitted_A_auc'].min():.2f} to {game['fitted_A_auc'].max():.2f} and tells every target apart at "
-        f"{int(game['fitted_A_separated'].sum())} of {len(game)} ranks with its settings tuned on those targets; with "
+        f"{int(game['fitted_A_separated'].sum())} of {len(game)} ranks with its settings tuned on "
+        f"{'an earlier draw of targets' if fresh else 'those targets'}; with "
         f"its {game['held_out_choice'].iloc[0]} held out, its held-out AUC is at least "
         f"{game['held_out_A_auc_min'].min():.2f} and it "
         f"tells every held-out target apart, both ways round, at {int(game['held_out_A_separated'].sum())} ranks"
