@@ -81,11 +81,12 @@ def source_digest(paths: tuple[str, ...]) -> str:
 def cpu_model(cpuinfo: str | None = None) -> str:
     """The processor as Linux names it (vendor, family, model number and name): machines of one kernel image may
     run on processors whose float kernels round differently, which a trained model can amplify."""
+    fallback = platform.processor() or platform.machine()
     if cpuinfo is None:
         try:
             cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return platform.processor() or platform.machine()
+            return fallback
     fields = {}
     for line in cpuinfo.splitlines():
         name, _, value = line.partition(":")
@@ -93,7 +94,7 @@ def cpu_model(cpuinfo: str | None = None) -> str:
             break  # the first processor's block
         fields.setdefault(name.strip(), value.strip())
     parts = [fields.get(k, "") for k in ("vendor_id", "cpu family", "model", "model name")]
-    return " ".join(p for p in parts if p) or platform.processor() or platform.machine()
+    return " ".join(p for p in parts if p) or fallback
 
 
 def runtime() -> dict:
