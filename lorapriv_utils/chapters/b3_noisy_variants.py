@@ -543,6 +543,38 @@ def paired_runs(records: list[dict], first: str, second: str, sigma: float) -> l
     return pairs
 
 
+PAIRED_COLUMNS = ("sigma", "first", "second", "attack", "seeds", "difference", "low", "high", "seed_min", "seed_max")
+
+
+def _paired_interval(
+    records: list[dict], first: str, second: str, sigma: float, signals, metric, stream: int, resamples: int, seed: int
+) -> dict:
+    """``metric(first) - metric(second)`` at one noise multiplier over the seeds both ran (``signals(record)``: a
+    record's (members, non-members)), with the 95% interval of the two-stage paired bootstrap
+    (``metrics.paired_difference``: seeds drawn with replacement, then each drawn seed's members and non-members,
+    the same texts for both, so that the texts' variation cancels and the seeds' stays in) and the seeds' own
+    differences beside it."""
+    from ..mia.attacks import metrics as mia_metrics
+    from ..mia.experiments.dp_compare import WEIGHT_SETS
+
+    arms = [mia_metrics.Arms(signals(a), signals(b)) for a, b in paired_runs(records, first, second, sigma)]
+    rng = rng_for(seed, stream, WEIGHT_SETS.index(first), WEIGHT_SETS.index(second), int(round(1000 * sigma)))
+    interval = mia_metrics.paired_difference(metric, arms, rng, resamples)
+    observed = [metric(*arm.a) - metric(*arm.b) for arm in arms]
+    return {
+        "sigma": sigma,
+        "first": first,
+        "second": second,
+        "seeds": len(arms),
+        "texts": int(arms[0].a[1].size),
+        "difference": interval.value,
+        "low": interval.low,
+        "high": interval.high,
+        "seed_min": float(min(observed)),
+        "seed_max": float(max(observed)),
+    }
+
+
 def paired_difference(
     records: list[dict],
     first: str,
@@ -552,30 +584,22 @@ def paired_difference(
     resamples: int = PAIRED_RESAMPLES,
     seed: int = 0,
 ) -> dict:
-    """AUC(first) - AUC(second) at one noise multiplier, averaged over the seeds both were trained with, and the
-    95% interval of the two-stage paired bootstrap (``metrics.paired_difference``: seeds drawn with replacement,
-    then each drawn seed's members and non-members, the same texts scored by both models, so that the texts'
-    variation cancels and the seeds' stays in); the seeds' own differences beside it."""
+    """AUC(first) - AUC(second) of ``attack`` at one noise multiplier, averaged over the seeds both were trained
+    with, with the paired two-stage interval over seeds and texts (:func:`_paired_interval`)."""
     from ..mia.attacks import metrics as mia_metrics
-    from ..mia.experiments.dp_compare import WEIGHT_SETS
 
-    pairs = paired_runs(records, first, second, sigma)
-    arms = [mia_metrics.Arms(_attack_signals(a, attack), _attack_signals(b, attack)) for a, b in pairs]
-    rng = rng_for(seed, 31, WEIGHT_SETS.index(first), WEIGHT_SETS.index(second), int(round(1000 * sigma)))
-    interval = mia_metrics.paired_difference(mia_metrics.roc_auc, arms, rng, resamples)
-    observed = [mia_metrics.roc_auc(*arm.a) - mia_metrics.roc_auc(*arm.b) for arm in arms]
-    return {
-        "sigma": sigma,
-        "first": first,
-        "second": second,
-        "attack": attack,
-        "seeds": len(arms),
-        "difference": interval.value,
-        "low": interval.low,
-        "high": interval.high,
-        "seed_min": float(min(observed)),
-        "seed_max": float(max(observed)),
-    }
+    row = _paired_interval(
+        records,
+        first,
+        second,
+        sigma,
+        lambda record: _attack_signals(record, attack),
+        mia_metrics.roc_auc,
+        31,
+        resamples,
+        seed,
+    )
+    return {k: attack if k == "attack" else row[k] for k in PAIRED_COLUMNS}
 
 
 def paired_table(records: list[dict], pairs=PAIRS, resamples: int = PAIRED_RESAMPLES) -> pd.DataFrame:
@@ -602,34 +626,14 @@ HELDOUT_AGAINST = ("lorafa", "full", "adapter")
 def heldout_difference(
     records: list[dict], first: str, second: str, sigma: float, resamples: int = PAIRED_RESAMPLES, seed: int = 0
 ) -> dict:
-    """Held-out loss of ``first`` minus ``second``'s at one noise multiplier, averaged over the seeds both ran, with
-    the 95% interval of the two-stage paired bootstrap (``metrics.paired_difference``: seeds drawn with
-    replacement, then texts within each, the same texts for both), so that it holds the seeds' variation; the
-    seeds' own differences beside it."""
-    from ..mia.attacks import metrics as mia_metrics
-    from ..mia.experiments.dp_compare import WEIGHT_SETS
+    """Held-out loss (:func:`heldout_loss`) of ``first`` minus ``second``'s at one noise multiplier, averaged over
+    the seeds both ran, with the paired two-stage interval over seeds and texts (:func:`_paired_interval`)."""
 
     def losses(record: dict) -> tuple[np.ndarray, np.ndarray]:
         target = record["metrics"]["text_losses"]["target"]
         return np.asarray(target["members"]), np.asarray(target["nonmembers"])
 
-    pairs = paired_runs(records, first, second, sigma)
-    arms = [mia_metrics.Arms(losses(a), losses(b)) for a, b in pairs]
-    rng = rng_for(seed, 37, WEIGHT_SETS.index(first), WEIGHT_SETS.index(second), int(round(1000 * sigma)))
-    interval = mia_metrics.paired_difference(heldout_loss, arms, rng, resamples)
-    observed = [heldout_loss(*arm.a) - heldout_loss(*arm.b) for arm in arms]
-    return {
-        "sigma": sigma,
-        "first": first,
-        "second": second,
-        "seeds": len(arms),
-        "texts": int(arms[0].a[1].size),
-        "difference": interval.value,
-        "low": interval.low,
-        "high": interval.high,
-        "seed_min": float(min(observed)),
-        "seed_max": float(max(observed)),
-    }
+    return _paired_interval(records, first, second, sigma, losses, heldout_loss, 37, resamples, seed)
 
 
 def heldout_table(records: list[dict], resamples: int = PAIRED_RESAMPLES) -> pd.DataFrame:
@@ -987,7 +991,8 @@ def dp_numbers(
         tag = f"z{row.sigma:g}".replace(".", "p")
         for suffix, value in (("", row.difference), ("_low", row.low), ("_high", row.high)):
             numbers[f"dp_{tag}_heldout_{row.second}{suffix}"] = value
-        numbers[f"dp_{tag}_lorafa_share"] = learned_share(frame, "lorafa", row.sigma, base_ppl)
+    for sigma in heldout["sigma"].unique():
+        numbers[f"dp_z{sigma:g}_lorafa_share".replace(".", "p")] = learned_share(frame, "lorafa", sigma, base_ppl)
     numbers["dp_heldout_texts"] = int(heldout["texts"].iloc[0])
     numbers["dp_heldout_certificates"] = int(heldout["sigma"].nunique())
     for other, rows in heldout.groupby("second"):
