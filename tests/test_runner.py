@@ -550,3 +550,61 @@ def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch, tiny_tr
     spec = runner.Runner(wider, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
     assert runner.earlier_work(fresh_path, spec) is None
     assert runner.earlier_work(tmp_path / "missing.json", spec) is None
+
+
+def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tree, capsys):
+    """A run stopped in the middle of a cell's sweep leaves a journal of the rates it finished: the rerun trains
+    only the rest (and the target), and its record equals an uninterrupted run's, with the stopped run's time
+    counted in its wall time; the journal goes when the record is written, and a journal of another key is
+    not taken over."""
+    from lorapriv_utils.mia.engine import finetune
+
+    trained, stop_at = [], []
+    real_fine_tune = finetune.fine_tune
+
+    class Stopped(Exception):
+        pass
+
+    def spy(model, method, data, cfg, *args, **kwargs):
+        if stop_at and len(trained) == stop_at[0]:
+            raise Stopped
+        trained.append((" aux " in kwargs.get("desc", ""), cfg.lr))
+        return real_fine_tune(model, method, data, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(finetune, "fine_tune", spy)
+    cell = CELLS[1:]
+    grid_rates = SCALE.engine.lora.lr_grid
+    assert len(grid_rates) >= 2
+    path = tmp_path / "cpu-small" / "synthetic-email" / "lora-r8-s0.json"
+    journal = runner.journal_path(path)
+    stop_at.append(1)  # stopped after the sweep's first rate
+    with pytest.raises(Stopped):
+        _run(tmp_path, cell)
+    assert journal.is_file() and not path.exists()
+    kept = store.read_record(journal, "sweep-journal")
+    kept_scores = runner.read_scores(runner.scores_path(journal))
+    assert [row["lr"] for row in kept["rates"]] == [grid_rates[0]]
+
+    stop_at.clear()
+    trained.clear()
+    resumed = _run(tmp_path, cell)[0]
+    assert "resuming its sweep after 1 rates" in "".join(capsys.readouterr())
+    assert trained == [(True, lr) for lr in grid_rates[1:]] + [(False, resumed["manifest"]["train_config"]["lr"])]
+    fresh = _published(tiny_tree, cell)[0]
+    assert resumed["metrics"] == fresh["metrics"] and resumed["manifest"]["key"] == fresh["manifest"]["key"]
+    stored = runner.read_scores(runner.scores_path(path))
+    again = runner.read_scores(runner.scores_path(runner.result_path(tiny_tree.published, SCALE, cell[0])))
+    assert all(np.array_equal(stored[k], again[k]) for k in again)
+    note = resumed["manifest"]["reused"]
+    assert note["from"] == "sweep journal" and note["rates"] == [grid_rates[0]] and not note["target"]
+    assert note["wall_seconds"] == pytest.approx(kept["manifest"]["wall_seconds"])
+    assert not journal.exists() and not runner.scores_path(journal).exists()
+
+    # a journal of another key (here: another number of epochs) is not taken over
+    other = runner.Runner(SCALE, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
+    store.write_record(journal, store.seal(copy.deepcopy(kept), other), kept_scores)
+    assert runner.resumed_work(path, resumed["manifest"]["spec"], None) is None
+    assert "of another key" in "".join(capsys.readouterr())
+    journal.write_text("{")
+    assert runner.resumed_work(path, resumed["manifest"]["spec"], None) is None
+    assert "damaged" in "".join(capsys.readouterr())

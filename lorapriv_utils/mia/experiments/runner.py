@@ -27,7 +27,8 @@ it uses and the versions of the packages that compute; ``lorapriv_utils.store``)
 cell is recomputed, and one line says which part, and which fields, changed.  When only the
 learning-rate grid changed, the rates the old record swept are not trained again, nor its reference
 and target when their rate wins again (``earlier_work``); the manifest's ``reused`` says what was
-taken over.  ``shard=(i, n)`` runs every n-th cell starting at i.
+taken over.  An unfinished cell keeps its sweep in a journal (:class:`SweepJournal`): a rerun under
+the same key trains only the rates the journal lacks.  ``shard=(i, n)`` runs every n-th cell starting at i.
 """
 
 from __future__ import annotations
@@ -209,6 +210,74 @@ def reused_or_computed(path: Path, spec: dict, compute, with_scores: bool = True
     with Lock(path):
         done = load_result(path, spec, with_scores, refresh)
         return done if done is not None else compute()
+
+
+def journal_path(path: Path) -> Path:
+    """Where the sweep of the cell whose record lies at ``path`` is journaled until the record is written: hidden
+    beside it, under a name that no record pattern matches."""
+    return Path(path).with_name(f".{Path(path).stem}.sweep")
+
+
+class SweepJournal:
+    """A cell's learning-rate sweep, written after each rate it trains, so that a run stopped in the middle
+    (a session's end, a killed job) resumes at the next rate rather than at the cell's start: the rates trained
+    with their validation perplexity, and the best so far as the reference model (its rate, training statistics
+    and per-text losses).  It is a sealed record under the cell's spec (kind ``sweep-journal``); a rerun takes it
+    over only when its key is the cell's (:func:`resumed_work`).  ``seconds``: the wall time of the work it
+    already holds (earlier runs'), to which this run's time since ``start`` is added."""
+
+    def __init__(self, path: Path, spec: dict, seconds: float = 0.0):
+        self.path, self.spec, self.seconds, self.start = journal_path(path), spec, seconds, time.perf_counter()
+
+    def save(self, rows: list[dict], reference: dict) -> None:
+        """Journal the sweep's ``rows`` and its best rate so far, ``reference`` (its lr, training statistics and
+        the losses of the members and non-members)."""
+        record = {
+            "kind": "sweep-journal",
+            "manifest": {"wall_seconds": self.seconds + time.perf_counter() - self.start, "git_commit": git_commit()},
+            "rates": rows,
+            "reference": {"lr": reference["lr"], "training": reference["training"]},
+        }
+        scores = {f"reference_{part}": reference[part] for part in ("members", "nonmembers")}
+        record["scores_sha256"] = scores_digest(scores)
+        write_record(self.path, seal(record, self.spec), scores)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+        scores_path(self.path).unlink(missing_ok=True)
+
+
+def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
+    """What the journal of an unfinished run of the cell at ``path`` holds, in the form of :func:`earlier_work`
+    (its rates, its best rate's reference model; the target of ``earlier``, the record of another grid, when
+    there is one), or None when there is no intact journal under the cell's key."""
+    journal = journal_path(path)
+    if not journal.is_file():
+        return None
+    try:
+        record, scores = read_record(journal, "sweep-journal", with_arrays=True)
+    except ValueError as err:
+        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); the sweep starts again")
+        return None
+    if record["manifest"].get("key") != key_of(spec):
+        tqdm.write(f"lorapriv: {journal}: its journal is of another key; the sweep starts again")
+        return None
+    tqdm.write(f"lorapriv: {path}: resuming its sweep after {len(record['rates'])} rates")
+    return {
+        "rates": {float(row["lr"]): float(row["validation_perplexity"]) for row in record["rates"]},
+        "reference": {
+            **record["reference"],
+            "members": scores["reference_members"],
+            "nonmembers": scores["reference_nonmembers"],
+        },
+        "target": earlier["target"] if earlier else None,
+        "provenance": {
+            "from_key": record["manifest"]["key"],
+            "from_commit": record["manifest"].get("git_commit"),
+            "from": "sweep journal",
+            "wall_seconds": record["manifest"]["wall_seconds"],
+        },
+    }
 
 
 @dataclass
@@ -426,22 +495,50 @@ class Runner:
             "wall_seconds": time.perf_counter() - start,
         }
 
-    def sweep(self, name: str, method: str, rank: int | None, seed: int, earlier: dict | None = None) -> dict:
+    def sweep(
+        self,
+        name: str,
+        method: str,
+        rank: int | None,
+        seed: int,
+        earlier: dict | None = None,
+        journal: SweepJournal | None = None,
+    ) -> dict:
         """The learning-rate sweep on the auxiliary part; its winner is the calibrated reference model.
 
-        ``earlier`` (:func:`earlier_work`): the rates a record of the same cell under another grid trained, and
-        its reference model's scores; those rates are not trained again (a rate's model does not depend on the
-        other rates of its grid)."""
+        ``earlier`` (:func:`earlier_work`, :func:`resumed_work`): the rates a record of the same cell under another
+        grid, or an unfinished run's journal, trained, and its reference model's scores; those rates are not
+        trained again (a rate's model does not depend on the other rates of its grid).  ``journal``: where each
+        trained rate is written as it finishes, the best so far scored at once (the scores of a model do not
+        depend on when it is scored)."""
         slot = (name, method, rank, seed)
         if slot not in self._sweeps:
             prepared = self.dataset(name, seed)
             known = earlier["rates"] if earlier else {}
-            rows, best = [], None
+            rows, best, scored = [], None, None  # scored: the best so far's reference entry, once its scores exist
+            if earlier is not None and earlier["reference"]["lr"] in known:
+                scored = {**earlier["reference"]}
 
             def train(lr):
                 cfg = replace(self.train_config(method, seed, lr), seed=reference_seed(seed))
                 label = f"{name} {method}{'' if rank is None else f'-r{rank}'} aux lr={lr:g}"
                 return self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label, a_seed=seed)
+
+            def score(model, lr, stats) -> dict:
+                return {
+                    "lr": lr,
+                    "training": stats,
+                    **{
+                        part: text_losses(
+                            model,
+                            getattr(prepared, part),
+                            device=self.device,
+                            progress=self.progress,
+                            desc=f"scoring {name} {method} reference, {part}",
+                        )
+                        for part in ("members", "nonmembers")
+                    },
+                }
 
             for lr in self.lr_rule(method)["grid"]:
                 if lr in known:
@@ -452,24 +549,18 @@ class Runner:
                 rows.append({"lr": lr, "validation_perplexity": ppl})
                 if best is None or ppl < best[0]:
                     best = (ppl, lr, model, stats)
+                    if journal is not None and model is not None:
+                        scored = score(model, lr, stats)
+                if journal is not None and model is not None and scored is not None and scored["lr"] == best[1]:
+                    journal.save(rows, scored)
             _, lr, model, stats = best
             reused = earlier is not None and model is None and earlier["reference"]["lr"] == lr
-            if reused:
-                scores = {part: earlier["reference"][part] for part in ("members", "nonmembers")}
-                stats = earlier["reference"]["training"]
-            else:
+            if scored is None or scored["lr"] != lr:
                 if model is None:  # an earlier rate whose model the earlier record did not keep: train it again
                     model, stats = train(lr)
-                scores = {
-                    part: text_losses(
-                        model,
-                        getattr(prepared, part),
-                        device=self.device,
-                        progress=self.progress,
-                        desc=f"scoring {name} {method} reference, {part}",
-                    )
-                    for part in ("members", "nonmembers")
-                }
+                scored = score(model, lr, stats)
+            scores = {part: scored[part] for part in ("members", "nonmembers")}
+            stats = scored["training"]
             self._sweeps[slot] = {
                 "lr": lr,
                 "table": rows,
@@ -502,10 +593,16 @@ class Runner:
         start = time.perf_counter()
         prepared = self.dataset(cell.dataset, cell.seed)
         spec = spec or self.spec(cell)
-        chosen = self.sweep(cell.dataset, cell.method, cell.rank, cell.seed, earlier)
+        path = result_path(self.out, self.scale, cell)
+        journal = None
+        if self.accelerator is None:  # under several processes, a stopped run starts the cell again
+            journal = SweepJournal(path, spec, (earlier["provenance"]["wall_seconds"] or 0.0) if earlier else 0.0)
+        chosen = self.sweep(cell.dataset, cell.method, cell.rank, cell.seed, earlier, journal)
         reference = chosen if self.reference == "same" else self.sweep(cell.dataset, "full", None, cell.seed)
         cfg = self.train_config(cell.method, cell.seed, chosen["lr"])
-        target = earlier["target"] if earlier and earlier["target"]["lr"] == chosen["lr"] else None
+        target = (
+            earlier["target"] if earlier and earlier["target"] and earlier["target"]["lr"] == chosen["lr"] else None
+        )
         if target is None:
             model, stats = self._fine_tune(cell.method, prepared.members, cfg, cell.rank, desc=cell.name)
             members, nonmembers = (
@@ -577,7 +674,9 @@ class Runner:
         record = {"kind": "cell", "metrics": metrics, "manifest": manifest, "scores_sha256": scores_digest(scores)}
         record = seal(record)
         if self.accelerator is None or self.accelerator.is_main_process:
-            write_record(result_path(self.out, self.scale, cell), record, scores)
+            write_record(path, record, scores)
+            if journal is not None:
+                journal.remove()
         if self.accelerator is not None:
             self.accelerator.wait_for_everyone()
         return record
@@ -638,7 +737,7 @@ class Runner:
         earlier = earlier_work(path, spec)
         if earlier is not None and self.progress:
             tqdm.write(f"lorapriv: {path}: only its learning-rate grid changed; training only the rates it lacks")
-        return self.run_cell(cell, spec, earlier=earlier)
+        return self.run_cell(cell, spec, earlier=resumed_work(path, spec, earlier) or earlier)
 
 
 def set_threads(threads: int | None) -> int:
