@@ -67,6 +67,12 @@ def _shown(value: float) -> str:
     return "< 1e-12" if value < 1e-12 else f"{value:.2g}"
 
 
+def undecided(interval: tuple[float, float], reference: float) -> bool:
+    """Whether a measured quantity's 95% interval contains the reference it is checked against: the data do not
+    decide on which side the value lies (the outcome ``unresolved``)."""
+    return bool(interval[0] <= reference <= interval[1])
+
+
 @dataclass(frozen=True)
 class Check:
     """One comparison between a measured number and the paper's value or bound (or a reference of ours)."""
@@ -98,7 +104,7 @@ class Check:
     def outcome(self) -> str:
         """``passes`` or ``fails`` by the measured value, or ``unresolved`` where its interval contains the
         reference."""
-        if self.interval is not None and self.interval[0] <= self.reference <= self.interval[1]:
+        if self.interval is not None and undecided(self.interval, self.reference):
             return "unresolved"
         return "passes" if self.passed else "fails"
 

@@ -78,10 +78,15 @@ def source_digest(paths: tuple[str, ...]) -> str:
     return digest.hexdigest()[:16]
 
 
+def processor() -> str:
+    """The processor as Python's platform module names it (often only the machine type)."""
+    return platform.processor() or platform.machine()
+
+
 def cpu_model(cpuinfo: str | None = None) -> str:
     """The processor as Linux names it (vendor, family, model number and name): machines of one kernel image may
     run on processors whose float kernels round differently, which a trained model can amplify."""
-    fallback = platform.processor() or platform.machine()
+    fallback = processor()
     if cpuinfo is None:
         try:
             cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
@@ -103,7 +108,7 @@ def runtime() -> dict:
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
+        "processor": processor(),
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
     }

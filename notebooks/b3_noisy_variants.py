@@ -217,6 +217,6 @@ plots.save_figure(composition_fig, "b3_composition")
 plots.save_figure(dp_fig, "b3_dp_weights")
 dp_quoted = b3.dp_numbers(dp_runs, dp_paired, dp_heldout, dp_records, base_ppl)
 dp_quoted |= measured_times(b3.KEY, {"dp": ("results-b3",)})
-for name, value in {**b3.key_numbers(ratios, m2, m1), **dp_quoted}.items():
+for name, value in {**b3.key_numbers(ratios, m2, m1), **dp_quoted, **b3.reading_numbers()}.items():
     glue(name, value, display=False)
 ledger.claims_table(claims)

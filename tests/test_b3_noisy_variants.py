@@ -240,7 +240,7 @@ def test_the_accuracy_claim_reads_fig5_range_heldout_loss_and_learning(tiny_scal
         b3.accuracy_claim(b3.dp_compare_frame(over), heldout, settings, tiny_scale, 106.0)
     with pytest.raises(ValueError, match="no compressed"):
         b3.accuracy_claim(frame.query("weights != 'compressed'"), heldout, settings, tiny_scale, 106.0)
-    with pytest.raises(ValueError, match="no held-out comparison"):
+    with pytest.raises(ValueError, match="no paired comparison of compressed and lorafa"):
         b3.accuracy_claim(frame, heldout.query("second != 'lorafa'"), settings, tiny_scale, 106.0)
 
 
@@ -287,3 +287,12 @@ def test_missing_dp_runs_say_how_to_make_them(tmp_path):
         b3.load_dp_compare("cpu-small", tmp_path / "nothing")
     with pytest.raises(FileNotFoundError, match="make results-a6"):
         b3.base_perplexity("cpu-small", tmp_path / "base.json")
+
+
+def test_the_page_quotes_the_thresholds_the_verdict_uses():
+    # the page glues these rather than typing them: a changed constant changes the prose with the verdict
+    numbers = b3.reading_numbers()
+    assert (numbers["b3_noisy_variants_fig5_eps_low"], numbers["b3_noisy_variants_fig5_eps_high"]) == b3.FIG5_EPS
+    assert numbers["b3_noisy_variants_dpsgd_lead_eps"] == b3.DPSGD_LEAD_EPS < b3.FIG5_EPS[1]
+    assert numbers["b3_noisy_variants_learns_share"] == b3.LEARNS_SHARE
+    assert numbers["b3_noisy_variants_less_noise"] == pytest.approx(1 - b3.LESS_NOISE)

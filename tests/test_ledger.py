@@ -110,6 +110,10 @@ def test_a_check_whose_interval_holds_its_threshold_is_unresolved_and_never_fail
     assert ledger.outcome_counts([ok, noisy, resolved], "caveats") == "1 of 3 caveats pass (1 unresolved)"
     with pytest.raises(ValueError, match="low <= high"):
         ledger.check_bound("bad", 0.0, 1.0, interval=(0.2, 0.1))
+    # the one rule, which chapters' counts of resolved comparisons use too: an interval that touches the
+    # reference does not decide
+    assert ledger.undecided((0.0, 0.3), 0.0) and ledger.undecided((-0.1, 0.1), 0.0)
+    assert not ledger.undecided((0.001, 0.3), 0.0) and not ledger.undecided((-0.3, -0.001), 0.0)
 
 
 def test_an_interval_survives_the_ledger_and_checks_without_one_are_stored_as_before(folder):
