@@ -171,7 +171,7 @@ display_table(inits, caption="A's entries times sqrt(r), as this book's code and
 # %%
 game, game_record = b2_matrix_queries.load_game(scale.name)
 display_table(
-    game.drop(columns="held_out_choice"), caption="The DP game against LoRA-FA on the trained GPT-2, one row per rank."
+    game.drop(columns=["held_out_choice", "tuned_elsewhere"]), caption="The DP game against LoRA-FA on the trained GPT-2, one row per rank."
 )
 
 # %% [markdown]

@@ -129,6 +129,7 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         path.write_text(json.dumps(record))
         game, loaded = b2.load_game("cpu-small", path)
         assert list(game["r"]) == [1, 8] and game["released_A_auc_95"].iloc[0] == "[0.90, 1.00]"
+        assert not game["tuned_elsewhere"].any()  # a record without the version of its numerics: the first
         shape = b2.shape_table(game, loaded)
         assert len(shape) == len(b2.PAPER_B_CIFAR) + 6 and "10 texts, 2 full-batch" in shape["model and data"].iloc[-1]
         assert [c.passed for c in b2.game_checks(game)] == [True, separated, fitted is not None]
@@ -209,10 +210,20 @@ def test_the_game_summary_says_where_the_fitted_attack_was_tuned():
             "fitted_A_separated": [True],
             "held_out_A_auc_min": [0.9],
             "held_out_A_separated": [False],
-            "held_out_choice": ["number of refits"],  # schema 1: the settings were tuned on the record's own targets
+            "held_out_choice": ["number of refits"],
+            "tuned_elsewhere": [False],  # numerics 1: the settings were tuned on the record's own targets
         }
     )
     assert "tuned on those targets" in b2.game_summary(game)
-    fresh = game.assign(held_out_choice="relaxation and number of refits")  # schema 2: fresh targets
+    fresh = game.assign(tuned_elsewhere=True)  # numerics 2: fresh targets
     assert "tuned on an earlier draw of targets" in b2.game_summary(fresh)
     assert b2.game_summary(None) == ""
+
+
+def test_the_committed_game_drew_its_targets_apart_from_its_tuning(monkeypatch):
+    from lorapriv_utils import ledger
+
+    monkeypatch.delenv(ledger.LEDGER_ENV_VAR, raising=False)  # the checkout's record, not the tiny tree's
+    game, record = b2.load_game("cpu-small")
+    assert record["manifest"]["spec"]["numerics"]["whitebox"] >= b2.FRESH_TARGETS_SINCE
+    assert game["tuned_elsewhere"].all() and "tuned on an earlier draw of targets" in b2.game_summary(game)
