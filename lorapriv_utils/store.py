@@ -172,7 +172,7 @@ KINDS = {
         Kind("whitebox", "whitebox", ("rows", "game", "wall_seconds"), False),
         Kind("rowscale-cost", "rowscale-cost", ("time_ratio", "memory_ratio"), False),
         # an unfinished cell's learning-rate sweep, hidden beside where its record will lie (runner.SweepJournal)
-        Kind("sweep-journal", "journal", ("rates", "reference"), True),
+        Kind("sweep-journal", "journal", ("rates",), False),
     )
 }
 

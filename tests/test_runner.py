@@ -554,9 +554,9 @@ def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch, tiny_tr
 
 def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tree, capsys):
     """A run stopped in the middle of a cell's sweep leaves a journal of the rates it finished: the rerun trains
-    only the rest (and the target), and its record equals an uninterrupted run's, with the stopped run's time
-    counted in its wall time; the journal goes when the record is written, and a journal of another key is
-    not taken over."""
+    only the rest (the stopped run's rate again only if it wins, for the reference model) and the target, and its
+    record equals an uninterrupted run's, with the stopped run's time counted in its wall time; the journal goes
+    when the record is written, and a journal of another key is not taken over."""
     from lorapriv_utils.mia.engine import finetune
 
     trained, stop_at = [], []
@@ -582,15 +582,16 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
         _run(tmp_path, cell)
     assert journal.is_file() and not path.exists()
     kept = store.read_record(journal, "sweep-journal")
-    kept_scores = runner.read_scores(runner.scores_path(journal))
     assert [row["lr"] for row in kept["rates"]] == [grid_rates[0]]
 
     stop_at.clear()
     trained.clear()
     resumed = _run(tmp_path, cell)[0]
     assert "resuming its sweep after 1 rates" in "".join(capsys.readouterr())
-    assert trained == [(True, lr) for lr in grid_rates[1:]] + [(False, resumed["manifest"]["train_config"]["lr"])]
     fresh = _published(tiny_tree, cell)[0]
+    won = fresh["manifest"]["reference"]["lr"]
+    again = [(True, grid_rates[0])] if won == grid_rates[0] else []
+    assert trained == [(True, lr) for lr in grid_rates[1:]] + again + [(False, won)]
     assert resumed["metrics"] == fresh["metrics"] and resumed["manifest"]["key"] == fresh["manifest"]["key"]
     stored = runner.read_scores(runner.scores_path(path))
     again = runner.read_scores(runner.scores_path(runner.result_path(tiny_tree.published, SCALE, cell[0])))
@@ -598,11 +599,11 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     note = resumed["manifest"]["reused"]
     assert note["from"] == "sweep journal" and note["rates"] == [grid_rates[0]] and not note["target"]
     assert note["wall_seconds"] == pytest.approx(kept["manifest"]["wall_seconds"])
-    assert not journal.exists() and not runner.scores_path(journal).exists()
+    assert not journal.exists()
 
     # a journal of another key (here: another number of epochs) is not taken over
     other = runner.Runner(SCALE, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
-    store.write_record(journal, store.seal(copy.deepcopy(kept), other), kept_scores)
+    store.write_record(journal, store.seal(copy.deepcopy(kept), other))
     assert runner.resumed_work(path, resumed["manifest"]["spec"], None) is None
     assert "of another key" in "".join(capsys.readouterr())
     journal.write_text("{")

@@ -220,42 +220,39 @@ def journal_path(path: Path) -> Path:
 
 class SweepJournal:
     """A cell's learning-rate sweep, written after each rate it trains, so that a run stopped in the middle
-    (a session's end, a killed job) resumes at the next rate rather than at the cell's start: the rates trained
-    with their validation perplexity, and the best so far as the reference model (its rate, training statistics
-    and per-text losses).  It is a sealed record under the cell's spec (kind ``sweep-journal``); a rerun takes it
-    over only when its key is the cell's (:func:`resumed_work`).  ``seconds``: the wall time of the work it
-    already holds (earlier runs'), to which this run's time since ``start`` is added."""
+    (a session's end, a killed job) resumes at the next rate rather than at the cell's start: each rate trained
+    with its validation perplexity.  The models are not kept: when a rate of a stopped run wins the sweep, the
+    resumed run trains it again for the reference model (the same training, the same seed), one training where
+    scoring every best-so-far as it appeared would cost a scoring pass each time.  It is a sealed record under
+    the cell's spec (kind ``sweep-journal``); a rerun takes it over only when its key is the cell's
+    (:func:`resumed_work`).  ``seconds``: the wall time of the work it already holds (earlier runs'), to which
+    this run's time since ``start`` is added."""
 
     def __init__(self, path: Path, spec: dict, seconds: float = 0.0):
         self.path, self.spec, self.seconds, self.start = journal_path(path), spec, seconds, time.perf_counter()
 
-    def save(self, rows: list[dict], reference: dict) -> None:
-        """Journal the sweep's ``rows`` and its best rate so far, ``reference`` (its lr, training statistics and
-        the losses of the members and non-members)."""
+    def save(self, rows: list[dict]) -> None:
+        """Journal the sweep's ``rows`` so far (rate and validation perplexity)."""
         record = {
             "kind": "sweep-journal",
             "manifest": {"wall_seconds": self.seconds + time.perf_counter() - self.start, "git_commit": git_commit()},
             "rates": rows,
-            "reference": {"lr": reference["lr"], "training": reference["training"]},
         }
-        scores = {f"reference_{part}": reference[part] for part in ("members", "nonmembers")}
-        record["scores_sha256"] = scores_digest(scores)
-        write_record(self.path, seal(record, self.spec), scores)
+        write_record(self.path, seal(record, self.spec))
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
-        scores_path(self.path).unlink(missing_ok=True)
 
 
 def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
     """What the journal of an unfinished run of the cell at ``path`` holds, in the form of :func:`earlier_work`
-    (its rates, its best rate's reference model; the target of ``earlier``, the record of another grid, when
-    there is one), or None when there is no intact journal under the cell's key."""
+    (its rates; the reference model and target of ``earlier``, the record of another grid, when there is one),
+    or None when there is no intact journal under the cell's key."""
     journal = journal_path(path)
     if not journal.is_file():
         return None
     try:
-        record, scores = read_record(journal, "sweep-journal", with_arrays=True)
+        record = read_record(journal, "sweep-journal")
     except ValueError as err:
         tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); the sweep starts again")
         return None
@@ -265,11 +262,7 @@ def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
     tqdm.write(f"lorapriv: {path}: resuming its sweep after {len(record['rates'])} rates")
     return {
         "rates": {float(row["lr"]): float(row["validation_perplexity"]) for row in record["rates"]},
-        "reference": {
-            **record["reference"],
-            "members": scores["reference_members"],
-            "nonmembers": scores["reference_nonmembers"],
-        },
+        "reference": earlier["reference"] if earlier else None,
         "target": earlier["target"] if earlier else None,
         "provenance": {
             "from_key": record["manifest"]["key"],
@@ -507,38 +500,19 @@ class Runner:
         """The learning-rate sweep on the auxiliary part; its winner is the calibrated reference model.
 
         ``earlier`` (:func:`earlier_work`, :func:`resumed_work`): the rates a record of the same cell under another
-        grid, or an unfinished run's journal, trained, and its reference model's scores; those rates are not
-        trained again (a rate's model does not depend on the other rates of its grid).  ``journal``: where each
-        trained rate is written as it finishes, the best so far scored at once (the scores of a model do not
-        depend on when it is scored)."""
+        grid, or an unfinished run's journal, trained, and the record's reference model's scores; those rates are
+        not trained again (a rate's model does not depend on the other rates of its grid).  ``journal``: where each
+        trained rate is written as it finishes."""
         slot = (name, method, rank, seed)
         if slot not in self._sweeps:
             prepared = self.dataset(name, seed)
             known = earlier["rates"] if earlier else {}
-            rows, best, scored = [], None, None  # scored: the best so far's reference entry, once its scores exist
-            if earlier is not None and earlier["reference"]["lr"] in known:
-                scored = {**earlier["reference"]}
+            rows, best = [], None
 
             def train(lr):
                 cfg = replace(self.train_config(method, seed, lr), seed=reference_seed(seed))
                 label = f"{name} {method}{'' if rank is None else f'-r{rank}'} aux lr={lr:g}"
                 return self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label, a_seed=seed)
-
-            def score(model, lr, stats) -> dict:
-                return {
-                    "lr": lr,
-                    "training": stats,
-                    **{
-                        part: text_losses(
-                            model,
-                            getattr(prepared, part),
-                            device=self.device,
-                            progress=self.progress,
-                            desc=f"scoring {name} {method} reference, {part}",
-                        )
-                        for part in ("members", "nonmembers")
-                    },
-                }
 
             for lr in self.lr_rule(method)["grid"]:
                 if lr in known:
@@ -549,18 +523,27 @@ class Runner:
                 rows.append({"lr": lr, "validation_perplexity": ppl})
                 if best is None or ppl < best[0]:
                     best = (ppl, lr, model, stats)
-                    if journal is not None and model is not None:
-                        scored = score(model, lr, stats)
-                if journal is not None and model is not None and scored is not None and scored["lr"] == best[1]:
-                    journal.save(rows, scored)
+                if journal is not None and model is not None:
+                    journal.save(rows)
             _, lr, model, stats = best
-            reused = earlier is not None and model is None and earlier["reference"]["lr"] == lr
-            if scored is None or scored["lr"] != lr:
-                if model is None:  # an earlier rate whose model the earlier record did not keep: train it again
+            kept = earlier["reference"] if earlier else None
+            reused = model is None and kept is not None and kept["lr"] == lr
+            if reused:
+                scores = {part: kept[part] for part in ("members", "nonmembers")}
+                stats = kept["training"]
+            else:
+                if model is None:  # a rate an earlier run trained and did not keep: train it again
                     model, stats = train(lr)
-                scored = score(model, lr, stats)
-            scores = {part: scored[part] for part in ("members", "nonmembers")}
-            stats = scored["training"]
+                scores = {
+                    part: text_losses(
+                        model,
+                        getattr(prepared, part),
+                        device=self.device,
+                        progress=self.progress,
+                        desc=f"scoring {name} {method} reference, {part}",
+                    )
+                    for part in ("members", "nonmembers")
+                }
             self._sweeps[slot] = {
                 "lr": lr,
                 "table": rows,
