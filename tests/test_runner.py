@@ -590,12 +590,12 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     assert "resuming its sweep after 1 rates" in "".join(capsys.readouterr())
     fresh = _published(tiny_tree, cell)[0]
     won = fresh["manifest"]["reference"]["lr"]
-    again = [(True, grid_rates[0])] if won == grid_rates[0] else []
-    assert trained == [(True, lr) for lr in grid_rates[1:]] + again + [(False, won)]
+    retrained = [(True, grid_rates[0])] if won == grid_rates[0] else []  # the stopped run's rate, where it wins
+    assert trained == [(True, lr) for lr in grid_rates[1:]] + retrained + [(False, won)]
     assert resumed["metrics"] == fresh["metrics"] and resumed["manifest"]["key"] == fresh["manifest"]["key"]
     stored = runner.read_scores(runner.scores_path(path))
-    again = runner.read_scores(runner.scores_path(runner.result_path(tiny_tree.published, SCALE, cell[0])))
-    assert all(np.array_equal(stored[k], again[k]) for k in again)
+    uninterrupted = runner.read_scores(runner.scores_path(runner.result_path(tiny_tree.published, SCALE, cell[0])))
+    assert all(np.array_equal(stored[k], uninterrupted[k]) for k in uninterrupted)
     note = resumed["manifest"]["reused"]
     assert note["from"] == "sweep journal" and note["rates"] == [grid_rates[0]] and not note["target"]
     assert note["wall_seconds"] == pytest.approx(kept["manifest"]["wall_seconds"])

@@ -160,6 +160,11 @@ TARGET_SCORES = {
 GRID_FIELD = "method.lr_rule.grid"
 
 
+def _sweep_rates(rows: list[dict]) -> dict[float, float]:
+    """A sweep's table (a record's ``lr_selection.sweep``, a journal's ``rates``) as {rate: validation perplexity}."""
+    return {float(row["lr"]): float(row["validation_perplexity"]) for row in rows}
+
+
 def earlier_work(path: Path, spec: dict) -> dict | None:
     """What an intact cell record at ``path`` already trained, when it differs from ``spec`` only in its
     learning-rate grid (and its metrics' settings, which are recomputed anyway): the validation perplexity of
@@ -176,9 +181,8 @@ def earlier_work(path: Path, spec: dict) -> dict | None:
             return None
         if manifest["spec"]["method"].get("reference") != "same":
             return None
-        rates = {float(row["lr"]): float(row["validation_perplexity"]) for row in metrics["lr_selection"]["sweep"]}
         return {
-            "rates": rates,
+            "rates": _sweep_rates(metrics["lr_selection"]["sweep"]),
             "reference": {
                 "lr": float(manifest["reference"]["lr"]),
                 "training": manifest["reference"]["training"],
@@ -261,7 +265,7 @@ def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
         return None
     tqdm.write(f"lorapriv: {path}: resuming its sweep after {len(record['rates'])} rates")
     return {
-        "rates": {float(row["lr"]): float(row["validation_perplexity"]) for row in record["rates"]},
+        "rates": _sweep_rates(record["rates"]),
         "reference": earlier["reference"] if earlier else None,
         "target": earlier["target"] if earlier else None,
         "provenance": {
