@@ -173,6 +173,8 @@ KINDS = {
         Kind("rowscale-cost", "rowscale-cost", ("time_ratio", "memory_ratio"), False),
         # an unfinished cell's learning-rate sweep, hidden beside where its record will lie (runner.SweepJournal)
         Kind("sweep-journal", "journal", ("rates",), False),
+        # a frontier point whose target is trained and scored, its reference not yet (frontier.TargetJournal)
+        Kind("frontier-journal", "journal", ("checkpoints", "training"), True),
     )
 }
 

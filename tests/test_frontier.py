@@ -1,5 +1,6 @@
 """The privacy-utility frontier's runs on a tiny model: checkpoints, files, resume, and its command line."""
 
+import copy
 import json
 
 import ddp_driver
@@ -76,6 +77,65 @@ def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypat
         frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (1, 3))
     with pytest.raises(ValueError, match="--checkpoints"):
         frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (2, 1))
+
+
+@pytest.mark.slow
+def test_a_point_stopped_after_its_target_trains_only_its_reference_again(tmp_path, monkeypatch, capsys):
+    """A frontier point stopped between its two trainings keeps its scored target in a journal: the rerun
+    trains only the reference, and its record equals an uninterrupted run's, the stopped run's time counted;
+    the journal goes when the record is written, and one of another key, or a damaged one, is not taken over."""
+    from lorapriv_utils import store
+
+    real_fine_tune = frontier.finetune.fine_tune
+    trained, stop = [], []
+
+    class Stopped(Exception):
+        pass
+
+    def spy(model, method, data, cfg, *args, **kwargs):
+        desc = kwargs["desc"]
+        if stop and desc.endswith("reference"):
+            raise Stopped
+        trained.append(desc)
+        return real_fine_tune(model, method, data, cfg, *args, **kwargs)
+
+    monkeypatch.setattr(frontier.finetune, "fine_tune", spy)
+    variant, args = grid.Variant("lora", 2), ("synthetic-email", 2e-2, 0, (1, 2))
+    uninterrupted = frontier.run_point(
+        runner.Runner(SCALE, tmp_path / "whole", progress=False, device="cpu"), args[0], variant, *args[1:]
+    )
+    path = frontier.frontier_path(tmp_path / "cut", SCALE.name, args[0], "lora-r2-lr0.02", 0)
+    journal = runner.journal_path(path, "target")
+    stop.append(True)
+    work = runner.Runner(SCALE, tmp_path / "cut", progress=False, device="cpu")
+    with pytest.raises(Stopped):
+        frontier.run_point(work, args[0], variant, *args[1:])
+    assert journal.is_file() and not path.exists()
+    kept = store.read_record(journal, "frontier-journal")
+
+    stop.clear()
+    trained.clear()
+    resumed = frontier.run_point(work, args[0], variant, *args[1:])
+    assert trained == ["synthetic-email lora-r2-lr0.02 reference"]
+    assert "training the reference only" in "".join(capsys.readouterr())
+    assert resumed["checkpoints"] == uninterrupted["checkpoints"] and resumed["training"] == uninterrupted["training"]
+    assert resumed["scores_sha256"] == uninterrupted["scores_sha256"]
+    assert resumed["manifest"]["key"] == uninterrupted["manifest"]["key"]
+    note = resumed["manifest"]["reused"]
+    assert note["from"] == "target journal" and note["wall_seconds"] == kept["manifest"]["wall_seconds"]
+    assert not journal.exists() and not runner.scores_path(journal).exists()
+
+    # a journal of another key (another checkpoint list), or a damaged one, is not taken over
+    scores = runner.read_scores(runner.scores_path(path))
+    target = {"checkpoints": kept["checkpoints"], "training": kept["training"], "scores": scores}
+    other = copy.deepcopy(resumed["manifest"]["spec"])
+    other["point"] = {"changed": True}
+    frontier.save_target(path, other, target, 1.0)
+    assert frontier.resumed_target(path, resumed["manifest"]["spec"]) is None
+    assert "of another key" in "".join(capsys.readouterr())
+    runner.scores_path(journal).write_bytes(b"not a zip")
+    assert frontier.resumed_target(path, other) is None
+    assert "damaged" in "".join(capsys.readouterr())
 
 
 @pytest.mark.slow

@@ -12,7 +12,9 @@ model is every variant's point at epoch 0.  The points are compared by
 
 One record per (dataset, variant, learning rate, seed) is written atomically (JSON, with the
 per-text scores of every checkpoint in a float32 ``.scores.npz`` beside it, covered by the
-checksum); an intact, current record is reused, so an interrupted run resumes.
+checksum); an intact, current record is reused, so an interrupted run resumes.  A point stopped between its
+two trainings keeps its finished target in a journal (:func:`save_target`), so the rerun trains only the
+reference.
 """
 
 from __future__ import annotations
@@ -25,25 +27,79 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from ...store import seal, write_record
+from ...provenance import git_commit
+from ...store import key_of, read_record, scores_path, seal, write_record
 from ..engine import finetune
 from ..engine.dp import epsilons
 from ..engine.training import text_losses, text_scores
 from ..records import specs
 from .grid import Variant, cell_name
-from .runner import Runner, perplexity, reference_seed, reused_or_computed, scores_digest
+from .runner import DAMAGED, Runner, journal_path, perplexity, reference_seed, reused_or_computed, scores_digest
 
-__all__ = ["Variant", "frontier_path", "run_base", "run_frontier", "run_point"]
+__all__ = ["Variant", "frontier_path", "resumed_target", "run_base", "run_frontier", "run_point", "save_target"]
 
 
 def frontier_path(out: Path, scale_name: str, dataset: str, name: str, seed: int) -> Path:
     return Path(out) / scale_name / "frontier" / f"{cell_name(name, seed=seed, dataset=dataset)}.json"
 
 
+def _float32(scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v, dtype=np.float32) for k, v in scores.items()}  # small files; AUCs need no more
+
+
 def _write(path: Path, record: dict, scores: dict[str, np.ndarray]) -> dict:
-    scores = {k: np.asarray(v, dtype=np.float32) for k, v in scores.items()}  # small files; AUCs need no more
+    scores = _float32(scores)
     record["scores_sha256"] = scores_digest(scores)
     return write_record(path, seal(record), scores)
+
+
+def save_target(path: Path, spec: dict, target: dict, seconds: float) -> None:
+    """Journal the finished target of the frontier point whose record will lie at ``path``: its checkpoints'
+    rows, its training statistics and scores (``target``) and the wall time spent so far, as a sealed record
+    under the point's spec (kind ``frontier-journal``), hidden beside the record until it is written."""
+    scores = _float32(target["scores"])
+    record = {
+        "kind": "frontier-journal",
+        "checkpoints": target["checkpoints"],
+        "training": target["training"],
+        "scores_sha256": scores_digest(scores),
+        "manifest": {"wall_seconds": seconds, "git_commit": git_commit()},
+    }
+    write_record(journal_path(path, "target"), seal(record, spec), scores)
+
+
+def resumed_target(path: Path, spec: dict) -> dict | None:
+    """The target a stopped run of the point at ``path`` finished (:func:`save_target`), with the journal's
+    provenance, or None when there is no intact journal under the point's key."""
+    journal = journal_path(path, "target")
+    if not journal.is_file():
+        return None
+    try:
+        record, scores = read_record(journal, "frontier-journal", with_arrays=True)
+    except DAMAGED as err:
+        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); the target is trained again")
+        return None
+    if record["manifest"].get("key") != key_of(spec):
+        tqdm.write(f"lorapriv: {journal}: its journal is of another key; the target is trained again")
+        return None
+    tqdm.write(f"lorapriv: {path}: its target was trained by a stopped run; training the reference only")
+    return {
+        "checkpoints": record["checkpoints"],
+        "training": record["training"],
+        "scores": scores,
+        "provenance": {
+            "from": "target journal",
+            "from_key": record["manifest"]["key"],
+            "from_commit": record["manifest"].get("git_commit"),
+            "wall_seconds": record["manifest"]["wall_seconds"],
+        },
+    }
+
+
+def _remove_journal(path: Path) -> None:
+    journal = journal_path(path, "target")
+    scores_path(journal).unlink(missing_ok=True)
+    journal.unlink(missing_ok=True)
 
 
 def run_base(work: Runner, dataset: str, seed: int) -> dict:
@@ -127,15 +183,23 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
         common = dict(
             rank=variant.rank, dp=dp, rowscale=work.engine.rowscale, progress=work.progress, device=work.device
         )
-        _, target = finetune.fine_tune(
-            copy.deepcopy(base),
-            variant.method,
-            prepared.members,
-            cfg,
-            desc=f"{dataset} {name}",
-            epoch_hook=score_target,
-            **common,
-        )
+        stopped = resumed_target(path, spec)
+        if stopped is None:
+            _, target = finetune.fine_tune(
+                copy.deepcopy(base),
+                variant.method,
+                prepared.members,
+                cfg,
+                desc=f"{dataset} {name}",
+                epoch_hook=score_target,
+                **common,
+            )
+            save_target(
+                path, spec, {"checkpoints": rows, "training": target, "scores": scores}, time.perf_counter() - start
+            )
+        else:
+            rows[:], target = stopped["checkpoints"], stopped["training"]
+            scores.update(stopped["scores"])
         _, reference = finetune.fine_tune(
             copy.deepcopy(base),
             variant.method,
@@ -163,7 +227,11 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
                 "training_seconds": target["seconds"] + reference["seconds"],
             },
         }
-        return _write(path, record, scores)
+        if stopped is not None:
+            record["manifest"]["reused"] = stopped["provenance"]
+        written = _write(path, record, scores)
+        _remove_journal(path)
+        return written
 
     return reused_or_computed(path, spec, compute)
 

@@ -216,10 +216,11 @@ def reused_or_computed(path: Path, spec: dict, compute, with_scores: bool = True
         return done if done is not None else compute()
 
 
-def journal_path(path: Path) -> Path:
-    """Where the sweep of the cell whose record lies at ``path`` is journaled until the record is written: hidden
-    beside it, under a name that no record pattern matches."""
-    return Path(path).with_name(f".{Path(path).stem}.sweep")
+def journal_path(path: Path, what: str = "sweep") -> Path:
+    """Where the unfinished work (``what``: a cell's sweep, a frontier point's target) of the record that will lie
+    at ``path`` is journaled until the record is written: hidden beside it, under a name that no record pattern
+    matches."""
+    return Path(path).with_name(f".{Path(path).stem}.{what}")
 
 
 class SweepJournal:
