@@ -19,6 +19,8 @@ def test_row_scaling_chapter(tiny_scale):
     acct = a5.accounting_table(768, [8], 0.5)
     assert bool(acct["rdp_best_order_at_grid_edge"].all()) and acct["eps_rdp_at_formula"].iloc[0] > 1e6
     assert abs(acct["eps_prv_at_needed"].iloc[0] / acct["eps_pld_at_needed"].iloc[0] - 1) < 0.05
+    # why PRV is not run at the formula's multiplier: its grid is beyond any machine's memory, where eps = 8's fits
+    assert acct["prv_gib_at_formula"].iloc[0] > 1024 and acct["prv_gib_at_needed"].iloc[0] < 0.1
     claims = a5.claims(jl, eq23, mult, acct, scale)
     assert {c.claim_id for c in claims} <= registered(a5.KEY)
     verdicts = {c.claim_id: c.verdict for c in claims}
@@ -26,6 +28,19 @@ def test_row_scaling_chapter(tiny_scale):
     assert a5.key_numbers(eq23, mult, acct, _cost(1.0, 1.0))["a5_row_scaling_z_formula"] < 0.02
     both = a5.key_numbers(eq23, mult, acct, _cost(1.0, 1.0), larger=_cost(1.1, 0.93))
     assert both["a5_row_scaling_larger_memory_ratio"] == 0.93 and "a5_row_scaling_larger_time_ratio" in both
+
+
+def test_the_prv_grid_size_is_the_one_opacus_allocates():
+    """prv_grid_points reads Opacus's own domain rule without allocating; at a multiplier whose grid fits, it is
+    the length of the discretised privacy loss the accountant builds (a changed rule or default is caught)."""
+    from opacus.accountants import PRVAccountant
+
+    z, q, steps = 1.0, 8 / a5.PTB_MEMBERS, 2000
+    accountant = PRVAccountant()
+    accountant.history = [(z, q, steps)]
+    built = accountant._get_dprv(a5.PRV_EPS_ERROR, a5.DELTA_DP * a5.PRV_DELTA_ERROR_SHARE)
+    assert a5.prv_grid_points(z, q, steps) == len(built.pmf) > 1000
+    assert a5.prv_grid_points(z / 10, q, steps) > 10 * a5.prv_grid_points(z, q, steps)  # less noise, wider loss
 
 
 def _cost(time_ratio, memory_ratio):

@@ -156,6 +156,25 @@ def rdp_epsilon(z: float, sample_rate: float, steps: int, delta: float = DELTA_D
     return eps, edge
 
 
+PRV_EPS_ERROR, PRV_DELTA_ERROR_SHARE = 0.01, 1e-3  # Opacus's PRVAccountant.get_epsilon defaults (delta / 1000)
+
+
+def prv_grid_points(z: float, sample_rate: float, steps: int, delta: float = DELTA_DP) -> int:
+    """How many points Opacus's PRV accountant discretises DP-SGD's privacy loss on at multiplier z (its own
+    domain rule at get_epsilon's default errors), found without allocating them: one float64 array of that
+    length is a lower bound on the memory the accountant needs."""
+    from opacus.accountants import PRVAccountant
+    from opacus.accountants.analysis.prv import PoissonSubsampledGaussianPRV
+
+    domain = PRVAccountant()._get_domain(
+        [PoissonSubsampledGaussianPRV(sample_rate, z)],
+        [steps],
+        eps_error=PRV_EPS_ERROR,
+        delta_error=delta * PRV_DELTA_ERROR_SHARE,
+    )
+    return int(domain.size)
+
+
 def pld_epsilon(z: float, sample_rate: float, steps: int, delta: float = DELTA_DP) -> float:
     """The same epsilon from Google's dp-accounting PLD accountant (an independent implementation)."""
     import dp_accounting
@@ -171,11 +190,13 @@ def pld_epsilon(z: float, sample_rate: float, steps: int, delta: float = DELTA_D
 def accounting_table(n: int, ranks: list[int], delta: float, members: int = PTB_MEMBERS) -> pd.DataFrame:
     """What DP-SGD would certify at §5.1's multiplier for paper A's runs (batch 8, 20 epochs; RDP, since PRV
     and PLD cannot represent so little noise), and the multiplier it would need for eps = 8, with that
-    multiplier's eps from all three accountants (RDP, Opacus's PRV, dp-accounting's PLD)."""
+    multiplier's eps from all three accountants (RDP, Opacus's PRV, dp-accounting's PLD).  ``prv_gib_*``: the
+    size of one float64 array over PRV's discretisation at either multiplier (:func:`prv_grid_points`)."""
     q = PAPER_BATCH / members
     steps = PAPER_EPOCHS * members // PAPER_BATCH
     z8 = needed_multiplier(8.0, q, steps)
     eps_rdp8, eps_prv8, eps_pld8 = rdp_epsilon(z8, q, steps)[0], prv_epsilon(z8, q, steps), pld_epsilon(z8, q, steps)
+    gib = 8 / 2**30
     rows = []
     for r in ranks:
         z = projection.formula_multiplier(delta, PAPER_BATCH, n, r)
@@ -193,6 +214,8 @@ def accounting_table(n: int, ranks: list[int], delta: float, members: int = PTB_
                 "eps_rdp_at_needed": eps_rdp8,
                 "eps_prv_at_needed": eps_prv8,
                 "eps_pld_at_needed": eps_pld8,
+                "prv_gib_at_formula": prv_grid_points(z, q, steps) * gib,
+                "prv_gib_at_needed": prv_grid_points(z8, q, steps) * gib,
             }
         )
     return rounded_frame(pd.DataFrame(rows), 4)
@@ -383,6 +406,9 @@ def key_numbers(
         "needed_over_formula_max": (acct["z_needed_eps8"] / acct["z_formula"]).max(),
         "independent_draws": eq23.loc[eq23["structure"] == "independent", "draws"].min(),
         "eps_rdp": row["eps_rdp_at_formula"],
+        "prv_tib_at_formula_min": acct["prv_gib_at_formula"].min() / 1024,
+        "prv_tib_at_formula_max": acct["prv_gib_at_formula"].max() / 1024,
+        "prv_mib_at_needed": row["prv_gib_at_needed"] * 1024,
         "r": row["r"],
         "random_ratio": mult[mult["geometry"] == "random"]["ratio"].min(),
         "time_ratio": cost["time_ratio"],
