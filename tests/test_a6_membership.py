@@ -603,7 +603,15 @@ def test_grid_agreement_pairs_each_frontier_run_with_the_cell_at_its_rate():
     }
 
 
-def test_the_pretrained_attribution_note_names_the_seeds_each_corpus_drew():
-    frame = pd.DataFrame({"dataset": ["enron", "enron", "pubmed"], "level": [0, 1, 0], "seeds": [2, 1, 1]})
+def test_the_pretrained_attribution_note_names_the_seeds_each_comparison_drew():
+    frame = pd.DataFrame(
+        {
+            "dataset": ["enron", "enron", "enron", "pubmed"],
+            "variant": ["lora-r8", "lora-r8", "lora-r16", "lora-r8"],
+            "level": [0, 1, 0, 0],
+            "seeds": [2, 1, 1, 1],
+        }
+    )
     note = a6.pretrained_attribution([frame, frame.iloc[:0]])
-    assert "2 training seeds on enron, 1 training seed on pubmed" in note  # level 0's, read from the tables
+    # level 0's, read from the tables, for each variant: not the fewest over a corpus
+    assert "enron: lora-r8 2 seeds, lora-r16 1 seed; pubmed: lora-r8 1 seed" in note

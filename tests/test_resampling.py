@@ -63,3 +63,24 @@ def test_a_two_stage_resample_draws_units_then_each_units_groups():
 def test_bad_inputs(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_monte_carlo_interval_holds_the_percentile_ends_whichever_resamples_were_drawn():
+    """500 draws from N(0, 1) stand for one bootstrap: their plain 2.5% end falls on either side of the
+    distribution's own (-1.96) about half the time, which is how a seed of the resampling can move an end across a
+    threshold; the Monte Carlo interval's ends lie outside the distribution's own in about 95% of bootstraps, and
+    always outside the plain interval."""
+    rng = np.random.default_rng(7)
+    truth = 1.959964
+    outside, plain_outside = 0, 0
+    for _ in range(400):
+        draws = rng.normal(size=500)
+        low, high = resampling.percentile(draws)
+        mc_low, mc_high = resampling.percentile(draws, monte_carlo=True)
+        assert mc_low <= low and high <= mc_high
+        outside += mc_low <= -truth and truth <= mc_high
+        plain_outside += low <= -truth
+    assert 0.3 < plain_outside / 400 < 0.7
+    assert outside / 400 > 0.88
+    few = rng.normal(size=10)  # too few draws to bound an end: the extreme draw
+    assert resampling.percentile(few, monte_carlo=True) == (few.min(), few.max())

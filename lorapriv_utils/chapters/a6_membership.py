@@ -328,7 +328,7 @@ def matched_frame(
                 continue
             targets = np.array([_targets(pair, baseline) for pair in units])  # each seed's own texts and runs
             out = matching.matched_seeds(
-                units, targets, attack, metric, baseline, scale.engine.bootstrap_resamples, seed=0
+                units, targets, attack, metric, baseline, scale.engine.bootstrap_resamples, seed=0, monte_carlo=True
             )
             targets = out[name].targets
             diff = out[f"{name} - {baseline}"]
@@ -416,7 +416,9 @@ def rank_matched(curves: dict, scale: Scale) -> pd.DataFrame:
     for dataset, by_variant in curves.items():
         pair = {"lora-r16": by_variant["lora-r16"], "lora-r8": by_variant["lora-r8"]}
         target = _targets(pair, "lora-r16", (0.0, 0.5))  # the best utility both reach, and half way to the base
-        out = matching.matched(pair, target, baseline="lora-r16", resamples=scale.engine.bootstrap_resamples)
+        out = matching.matched(
+            pair, target, baseline="lora-r16", resamples=scale.engine.bootstrap_resamples, monte_carlo=True
+        )
         d = out["lora-r8 - lora-r16"]
         for k in range(len(target)):
             rows.append(
@@ -470,7 +472,7 @@ def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) 
         for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
             rng = np.random.default_rng([zlib.crc32(f"{d}/{v}".encode()), k])
             ci = metrics.seeds_interval(
-                metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples
+                metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples, monte_carlo=True
             )
             row |= {name: ci.value, f"{name}_low": ci.low, f"{name}_high": ci.high}
         rows.append(row)
@@ -545,7 +547,7 @@ def grid_differences(
             arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
             for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
                 rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
-                ci = metrics.paired_difference(metric, arms, rng, scale.engine.bootstrap_resamples)
+                ci = metrics.paired_difference(metric, arms, rng, scale.engine.bootstrap_resamples, monte_carlo=True)
                 rows.append(
                     {"dataset": d, "a": a, "b": b, "metric": name, "seeds": len(seeds)}
                     | {"diff": ci.value, "low": ci.low, "high": ci.high}
@@ -974,11 +976,15 @@ def pretrained_attribution(matched: list[pd.DataFrame]) -> str:
     """What A-6.attribution's core checks at the pretrained scale rest on, the seeds each corpus's comparisons
     drew (the ``seeds`` column of its :func:`matched_frame` tables, at level 0) named from the tables."""
     rows = pd.concat([m[m["level"] == 0] for m in matched if len(m)])
-    counts = rows.groupby("dataset", sort=False)["seeds"].min()
-    seeds = ", ".join(f"{n} training seed{'s' if n > 1 else ''} on {d}" for d, n in counts.items())
+    counts = rows.groupby(["dataset", "variant"], sort=False)["seeds"].min()
+    seeds = "; ".join(
+        f"{d}: " + ", ".join(f"{v} {n} seed{'s' if n > 1 else ''}" for v, n in by.items())
+        for d, by in ((d, counts[d]) for d in dict.fromkeys(counts.index.get_level_values(0)))
+    )
     return (
         f" Core checks named {PRETRAINED}: the same comparisons at matched perplexity on the pretrained "
-        f"SmolLM2-135M-Instruct, whose frontier has fewer points: {seeds} (a comparison's value is "
+        f"SmolLM2-135M-Instruct, whose frontier has fewer points: training seeds by comparison ({seeds}; a "
+        "comparison's value is "
         "the mean over them, its interval over seeds and texts), checkpoints after 1 and 2 epochs, and one or two "
         "learning rates per method (those of the chapter's table), chosen so that every method's checkpoints reach "
         "LoRA's perplexity. Every check named cpu-small, the direct test included, is then a caveat: the toy GPT-2's "
@@ -1637,7 +1643,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
         scores = cell_scores(record, scale)
         m, n = lira_signals(scores["members_target"], scores["nonmembers_target"], refs["members"], refs["nonmembers"])
         ci = metrics.bootstrap(
-            metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples
+            metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples, monte_carlo=True
         )
         rows.append(
             {

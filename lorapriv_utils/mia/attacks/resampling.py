@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+MONTE_CARLO_LEVEL = 0.95  # the confidence of the band around each percentile end (``percentile``'s monte_carlo)
+
 
 def resamples(rng: np.random.Generator, sizes: Sequence[int], count: int) -> list[tuple[np.ndarray, ...]]:
     """``count`` bootstrap resamples of groups of ``sizes``: each a tuple of one index array per group, drawn with
@@ -45,12 +47,27 @@ def nested_resamples(
     return out
 
 
-def percentile(draws, level: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of level ``level`` of the bootstrap draws of one quantity."""
+def percentile(draws, level: float = 0.95, monte_carlo: bool = False) -> tuple[float, float]:
+    """The percentile interval of level ``level`` of the bootstrap draws of one quantity.
+
+    ``monte_carlo``: each end moved out to the far end of its own 95% Monte Carlo band, the order statistics that
+    bound that quantile of the bootstrap distribution given only these draws (``scipy.stats.quantile_test``'s
+    interval; the extreme draw where too few draws bound it).  An interval that excludes a value then excludes it
+    whichever resamples were drawn, where a plain percentile end within Monte Carlo error of the value could fall
+    on either side of it with another seed of the resampling."""
     if not 0 < level < 1:
         raise ValueError(f"the level must lie in (0, 1), got {level!r}")
     draws = np.asarray(draws, dtype=np.float64)
     if draws.ndim != 1 or draws.size == 0:
         raise ValueError(f"need a non-empty 1-d array of draws, got shape {draws.shape}")
-    low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
+    if not monte_carlo:
+        low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+        return float(low), float(high)
+    from scipy.stats import quantile_test
+
+    low = quantile_test(draws, p=(1 - level) / 2).confidence_interval(MONTE_CARLO_LEVEL).low
+    high = quantile_test(draws, p=(1 + level) / 2).confidence_interval(MONTE_CARLO_LEVEL).high
+    return (
+        float(low) if np.isfinite(low) else float(draws.min()),
+        float(high) if np.isfinite(high) else float(draws.max()),
+    )
