@@ -163,15 +163,19 @@ def prv_grid_points(z: float, sample_rate: float, steps: int, delta: float = DEL
     """How many points Opacus's PRV accountant discretises DP-SGD's privacy loss on at multiplier z (its own
     domain rule at get_epsilon's default errors), found without allocating them: one float64 array of that
     length is a lower bound on the memory the accountant needs."""
+    import warnings
+
     from opacus.accountants import PRVAccountant
     from opacus.accountants.analysis.prv import PoissonSubsampledGaussianPRV
 
-    domain = PRVAccountant()._get_domain(
-        [PoissonSubsampledGaussianPRV(sample_rate, z)],
-        [steps],
-        eps_error=PRV_EPS_ERROR,
-        delta_error=delta * PRV_DELTA_ERROR_SHARE,
-    )
+    with warnings.catch_warnings():  # the domain's bound runs Opacus's RDP accountant, which warns at its grid's edge
+        warnings.simplefilter("ignore", UserWarning)
+        domain = PRVAccountant()._get_domain(
+            [PoissonSubsampledGaussianPRV(sample_rate, z)],
+            [steps],
+            eps_error=PRV_EPS_ERROR,
+            delta_error=delta * PRV_DELTA_ERROR_SHARE,
+        )
     return int(domain.size)
 
 
