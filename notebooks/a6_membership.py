@@ -309,7 +309,7 @@ display_table(
 # the rates their seed-0 grid cells chose (seed 1 reuses them, though on PubMed its own cells chose another rate for
 # LoRA r = 8 and adapter fine-tuning), and full fine-tuning at one rate and adapter fine-tuning at two (the table below),
 # chosen so that their checkpoints reach LoRA's perplexity; seeds 0 and 1 on both corpora (the table's *seed*
-# column), except LoRA r = 16, which has seed 0 only. The
+# column). The
 # comparisons are read as above, cross-fitted within each seed; over several seeds a
 # comparison is the mean over the seeds both methods ran, and its paired bootstrap draws the seeds, then the texts
 # within each, so that its interval holds the variation between training runs. With so few checkpoints, a method is
