@@ -28,13 +28,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ...provenance import git_commit
-from ...store import key_of, read_record, scores_path, seal, write_record
+from ...store import scores_path, seal, write_record
 from ..engine import finetune
 from ..engine.dp import epsilons
 from ..engine.training import text_losses, text_scores
 from ..records import specs
 from .grid import Variant, cell_name
-from .runner import DAMAGED, Runner, journal_path, perplexity, reference_seed, reused_or_computed, scores_digest
+from .runner import Runner, journal_path, perplexity, read_journal, reference_seed, reused_or_computed, scores_digest
 
 __all__ = ["Variant", "frontier_path", "resumed_target", "run_base", "run_frontier", "run_point", "save_target"]
 
@@ -71,17 +71,10 @@ def save_target(path: Path, spec: dict, target: dict, seconds: float) -> None:
 def resumed_target(path: Path, spec: dict) -> dict | None:
     """The target a stopped run of the point at ``path`` finished (:func:`save_target`), with the journal's
     provenance, or None when there is no intact journal under the point's key."""
-    journal = journal_path(path, "target")
-    if not journal.is_file():
+    read = read_journal(journal_path(path, "target"), "frontier-journal", spec, "the target is trained again", True)
+    if read is None:
         return None
-    try:
-        record, scores = read_record(journal, "frontier-journal", with_arrays=True)
-    except DAMAGED as err:
-        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); the target is trained again")
-        return None
-    if record["manifest"].get("key") != key_of(spec):
-        tqdm.write(f"lorapriv: {journal}: its journal is of another key; the target is trained again")
-        return None
+    record, scores = read
     tqdm.write(f"lorapriv: {path}: its target was trained by a stopped run; training the reference only")
     return {
         "checkpoints": record["checkpoints"],

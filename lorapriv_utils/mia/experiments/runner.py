@@ -249,20 +249,30 @@ class SweepJournal:
         self.path.unlink(missing_ok=True)
 
 
+def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arrays: bool = False):
+    """The intact journal of ``kind`` at ``journal`` written under ``spec``'s key (with its arrays, as
+    :func:`read_record` returns them, when ``with_arrays``), or None: none there, a damaged one or one of another
+    key, each said in one line ending with ``otherwise`` (what the run does instead)."""
+    if not journal.is_file():
+        return None
+    try:
+        read = read_record(journal, kind, with_arrays=with_arrays)
+    except DAMAGED as err:
+        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); {otherwise}")
+        return None
+    record = read[0] if with_arrays else read
+    if record["manifest"].get("key") != key_of(spec):
+        tqdm.write(f"lorapriv: {journal}: its journal is of another key; {otherwise}")
+        return None
+    return read
+
+
 def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
     """What the journal of an unfinished run of the cell at ``path`` holds, in the form of :func:`earlier_work`
     (its rates; the reference model and target of ``earlier``, the record of another grid, when there is one),
     or None when there is no intact journal under the cell's key."""
-    journal = journal_path(path)
-    if not journal.is_file():
-        return None
-    try:
-        record = read_record(journal, "sweep-journal")
-    except ValueError as err:
-        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); the sweep starts again")
-        return None
-    if record["manifest"].get("key") != key_of(spec):
-        tqdm.write(f"lorapriv: {journal}: its journal is of another key; the sweep starts again")
+    record = read_journal(journal_path(path), "sweep-journal", spec, "the sweep starts again")
+    if record is None:
         return None
     tqdm.write(f"lorapriv: {path}: resuming its sweep after {len(record['rates'])} rates")
     return {
