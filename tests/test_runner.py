@@ -559,6 +559,7 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     when the record is written, and a journal of another key is not taken over."""
     from lorapriv_utils.mia.engine import finetune
 
+    fresh = _published(tiny_tree, CELLS[1:])[0]  # the uninterrupted run, built before the spy counts trainings
     trained, stop_at = [], []
     real_fine_tune = finetune.fine_tune
 
@@ -588,7 +589,6 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     trained.clear()
     resumed = _run(tmp_path, cell)[0]
     assert "resuming its sweep after 1 rates" in "".join(capsys.readouterr())
-    fresh = _published(tiny_tree, cell)[0]
     won = fresh["manifest"]["reference"]["lr"]
     retrained = [(True, grid_rates[0])] if won == grid_rates[0] else []  # the stopped run's rate, where it wins
     assert trained == [(True, lr) for lr in grid_rates[1:]] + retrained + [(False, won)]
