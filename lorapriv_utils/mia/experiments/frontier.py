@@ -34,7 +34,16 @@ from ..engine.dp import epsilons
 from ..engine.training import text_losses, text_scores
 from ..records import specs
 from .grid import Variant, cell_name
-from .runner import Runner, journal_path, perplexity, read_journal, reference_seed, reused_or_computed, scores_digest
+from .runner import (
+    Runner,
+    journal_path,
+    journal_provenance,
+    perplexity,
+    read_journal,
+    reference_seed,
+    reused_or_computed,
+    scores_digest,
+)
 
 __all__ = ["Variant", "frontier_path", "resumed_target", "run_base", "run_frontier", "run_point", "save_target"]
 
@@ -80,12 +89,7 @@ def resumed_target(path: Path, spec: dict) -> dict | None:
         "checkpoints": record["checkpoints"],
         "training": record["training"],
         "scores": scores,
-        "provenance": {
-            "from": "target journal",
-            "from_key": record["manifest"]["key"],
-            "from_commit": record["manifest"].get("git_commit"),
-            "wall_seconds": record["manifest"]["wall_seconds"],
-        },
+        "provenance": journal_provenance(record, "target journal"),
     }
 
 

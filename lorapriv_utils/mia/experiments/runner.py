@@ -267,6 +267,17 @@ def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arra
     return read
 
 
+def journal_provenance(record: dict, source: str) -> dict:
+    """What a record built on a journal's work notes of it (its ``manifest.reused``): the journal's key, commit and
+    wall time, and ``source``, which journal it was."""
+    return {
+        "from_key": record["manifest"]["key"],
+        "from_commit": record["manifest"].get("git_commit"),
+        "from": source,
+        "wall_seconds": record["manifest"]["wall_seconds"],
+    }
+
+
 def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
     """What the journal of an unfinished run of the cell at ``path`` holds, in the form of :func:`earlier_work`
     (its rates; the reference model and target of ``earlier``, the record of another grid, when there is one),
@@ -279,12 +290,7 @@ def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
         "rates": _sweep_rates(record["rates"]),
         "reference": earlier["reference"] if earlier else None,
         "target": earlier["target"] if earlier else None,
-        "provenance": {
-            "from_key": record["manifest"]["key"],
-            "from_commit": record["manifest"].get("git_commit"),
-            "from": "sweep journal",
-            "wall_seconds": record["manifest"]["wall_seconds"],
-        },
+        "provenance": journal_provenance(record, "sweep journal"),
     }
 
 
