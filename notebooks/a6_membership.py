@@ -82,7 +82,8 @@ print(
 pretrained_scale = SCALES[a6.PRETRAINED]
 pretrained = a6.load_grid(pretrained_scale)
 pretrained_grid = a6.grid_frame(pretrained)
-pretrained_summary = a6.grid_summary(pretrained_grid)
+seed_bases = a6.load_bases(pretrained_scale, seed=None)  # each seed's split has its own validation texts
+pretrained_summary = a6.grid_summary(pretrained_grid, seed_bases)
 larger = a6.load_grid(SCALES[a6.LARGER])
 larger_grid = a6.grid_frame(larger)
 larger_summary = a6.grid_summary(larger_grid)
@@ -173,7 +174,12 @@ display_table(
 
 # %%
 display_table(
-    pretrained_grid.assign(base_ppl=pretrained_grid["dataset"].map(pretrained_base))[
+    pretrained_grid.assign(
+        base_ppl=[
+            seed_bases.get(k, float("nan"))
+            for k in zip(pretrained_grid["dataset"], pretrained_grid["seed"], strict=True)
+        ]
+    )[
         ["dataset", "variant", "seed", "params", "base_ppl", "ppl", "auc", "auc_low", "auc_high", "tpr1", "lr"]
         + ["lr_at_edge"]
     ],
@@ -228,7 +234,9 @@ hist_fig = plots.score_distributions_plot(signals, labels)
 # ## The privacy-utility frontier, on the default scale's toy GPT-2
 #
 # Each method at every learning rate of its grid, scored after 1, 2, 4 and 8 epochs of an
-# 8-epoch run with linear decay (and the base model at epoch 0). A point is a checkpoint one
+# 8-epoch run with linear decay (and the base model at epoch 0, whose AUC is 0.5 by construction: eq. 24 scores
+# the base against itself as the reference, so its point marks where fine-tuning starts and says nothing about
+# how alike members and non-members look to it). A point is a checkpoint one
 # could release; a method's *front* keeps its most private checkpoint at each perplexity. The
 # dense methods and LoRA r = 8 and 16 were also run at two lower learning rates, so that their
 # checkpoints cover the perplexities where the methods are compared. DP-SGD's epsilon is for one

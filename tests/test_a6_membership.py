@@ -114,13 +114,18 @@ def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monk
 
     def failed(summary):
         checks = [c for d in ("Enron", "PubMed", "PTB") for v in a6.table1_checks(summary, d).values() for c in v]
-        assert len(checks) == 3 * (3 + 2 * 4 + 2)  # no base perplexity: no share of the gain
+        assert len(checks) == 3 * (3 + 2 * 5 + 2)  # no base perplexity: no share of the gain
         return [c.name for c in checks if not c.passed]
 
     assert failed(summary) == []
     monkeypatch.setattr(a6, "CONSIDERABLE", a6.CONSIDERABLE + 0.01)
     assert failed(summary) == ["PTB, r=16: AUC at least 0.03 below adapter's"]  # 87.21 against 84.87
     monkeypatch.setattr(a6, "CONSIDERABLE", a6.CONSIDERABLE - 0.01)
+    monkeypatch.setattr(a6, "CONSIDERABLE_FULL", a6.CONSIDERABLE_FULL + 0.01)
+    assert failed(summary) == [  # 93.45 against 84.87
+        "PTB, r=16: AUC at least 0.09 below full's (the stricter reading, against full fine-tuning alone)"
+    ]
+    monkeypatch.setattr(a6, "CONSIDERABLE_FULL", a6.CONSIDERABLE_FULL - 0.01)
     monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN - 0.01)
     assert failed(summary) == ["Enron: the AUC drop from full to adapter is at most 0.07 ('a slight improvement')"]
     monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN + 0.01)
@@ -137,12 +142,12 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     checks = a6.scale_checks(ran, a6.PRETRAINED, bases)
     assert checks["A-6.adapter"] == [] and checks["A-6.rank"] == []
     names = [c.name for c in checks["A-6.lora"]]
-    assert all(n.startswith("cpu-pretrained, enron, r=8") for n in names) and len(names) == 4
+    assert all(n.startswith("cpu-pretrained, enron, r=8") for n in names) and len(names) == 5
     share = next(c for c in checks["A-6.lora"] if "log-perplexity gain" in c.name)
     assert share.measured == pytest.approx((math.log(53.6) - math.log(35.0)) / (math.log(53.6) - math.log(30.0)))
     assert share.passed  # 35 against full's 30, from the base's 53.6: 0.73 of the gain
     weak = ran.assign(ppl=[30.0, 45.0])
-    share = next(c for c in a6.scale_checks(weak, a6.PRETRAINED, bases)["A-6.lora"] if "gain" in c.name)
+    share = next(c for c in a6.scale_checks(weak, a6.PRETRAINED, bases)["A-6.lora"] if "perplexity gain" in c.name)
     assert share.measured == pytest.approx(0.30, abs=0.01) and not share.passed
     text = a6.scale_summary(ran, a6.PRETRAINED, bases)
     assert "adapter" not in text and text.endswith("base PPL 53.6")
@@ -180,6 +185,10 @@ def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
     record = seal({**record, "scores_sha256": "0"}, kind="frontier-base")
     (folder / "base-s0.json").write_text(json.dumps(record))
     assert a6.load_bases(SCALES[a6.PRETRAINED]) == {"enron": 53.6}
+    other = seal({**record, "seed": 1, "checkpoints": [{"validation_perplexity": 60.2}]}, kind="frontier-base")
+    (folder / "base-s1.json").write_text(json.dumps(other))  # seed 1's split: other validation texts
+    assert a6.load_bases(SCALES[a6.PRETRAINED], seed=None) == {("enron", 0): 53.6, ("enron", 1): 60.2}
+    assert a6.load_bases(SCALES[a6.PRETRAINED], seed=1) == {"enron": 60.2}
     record["checkpoints"][0]["validation_perplexity"] = 20.0  # edited without its checksum
     (folder / "base-s0.json").write_text(json.dumps(record))
     with pytest.raises(ValueError, match="checksum"):
@@ -385,6 +394,12 @@ def test_the_chapter_on_tiny_results(results):
     for short in ("adapter", "lora", "rank"):
         outcomes = [counts[f"a6_membership_core_{short}_{o}"] for o in ("passes", "unresolved", "fails")]
         assert sum(outcomes) == counts[f"a6_membership_core_{short}_total"] > 0
+    for name in ("strict_full", "core_lora_tpr"):  # the stricter reading and the TPR checks, on the deciding cells
+        outcomes = [counts[f"a6_membership_{name}_{o}"] for o in ("passes", "unresolved", "fails")]
+        assert sum(outcomes) == counts[f"a6_membership_{name}_total"]
+    lora = next(c for c in decided if c.claim_id == "A-6.lora")
+    core_vs_full = [c for c in lora.checks if c.role == "core" and "AUC at least 0.02 below full" in c.name]
+    assert counts["a6_membership_strict_full_total"] == len(core_vs_full)  # one stricter reading per core cell
     assert all(c.verdict in ("holds", "fails", "qualified", "not testable here") for c in claims)
     assert all(math.isfinite(check.measured) for c in claims for check in c.checks)  # unmeasured: left out
     numbers = a6.key_numbers(summary, {"full": matched, "adapter": versus_adapter}, trends, base)
@@ -626,3 +641,51 @@ def test_the_pretrained_attribution_note_names_the_seeds_each_comparison_drew():
     note = a6.pretrained_attribution([frame, frame.iloc[:0]])
     # level 0's, read from the tables, for each variant: not the fewest over a corpus
     assert "enron: lora-r8 2 seeds, lora-r16 1 seed; pubmed: lora-r8 1 seed" in note
+
+
+def test_attribution_core_checks_pass_only_on_a_resolved_advantage_at_matched_perplexity():
+    # paper A's attribution needs LoRA resolved below adapter and full fine-tuning at equal perplexity: an interval
+    # that holds 0 (too few texts or seeds) leaves the claim qualified, one above 0 fails it
+    def checks(low: float, high: float) -> list:
+        frame = pd.DataFrame([{"variant": "lora-r8", "dataset": "enron", "level": 0, "diff": (low + high) / 2}]).assign(
+            diff_low=low, diff_high=high
+        )
+        return a6.attribution_checks(frame, frame, ["enron"], lambda d: d, ranks=(8,))
+
+    underpowered = checks(-0.2, 0.01)
+    assert [c.role for c in underpowered] == ["core", "core"]
+    assert [c.outcome for c in underpowered] == ["unresolved", "unresolved"]
+    assert ledger.verdict_from(underpowered) == "qualified"
+    assert ledger.verdict_from(checks(-0.05, -0.01)) == "holds"
+    assert ledger.verdict_from(checks(0.01, 0.05)) == "fails"
+
+
+def test_the_utility_cost_pairs_each_seed_with_its_own_full_fine_tuning_and_base():
+    # LoRA ran seeds 0 and 1, full fine-tuning seed 0 only; seed 1's split is harder for every model. A ratio of
+    # the means would divide LoRA's two-seed mean by full's seed 0 and read seed 1's harder texts as a cost
+    grid = pd.DataFrame(
+        {
+            "dataset": ["enron"] * 3,
+            "variant": ["full", "lora-r8", "lora-r8"],
+            "seed": [0, 0, 1],
+            "ppl": [20.0, 30.0, 40.0],
+        }
+    )
+    bases = {("enron", 0): 50.0, ("enron", 1): 60.0}
+    paired = a6.paired_utility(grid, bases).set_index("variant")
+    assert paired.loc["lora-r8", "paired_seeds"] == 1 and paired.loc["lora-r8", "ppl_ratio"] == pytest.approx(1.5)
+    share = (math.log(50) - math.log(30)) / (math.log(50) - math.log(20))
+    assert paired.loc["lora-r8", "gain_share"] == pytest.approx(share)
+    columns = ["auc", "tpr1", "tpr001", "loss_auc", "zlib_auc", "minkpp_auc", "epsilon"]
+    runs = grid.assign(**dict.fromkeys(columns, 0.6), nonmembers=200, lr_at_edge=False)
+    summary = a6.grid_summary(runs, bases)
+    assert a6.ppl_ratio(summary, "enron", "lora-r8") == pytest.approx(1.5)  # not 35 / 20
+    assert a6.share_of_gain(summary, "enron", "lora-r8") == pytest.approx(share, abs=1e-4)
+    # with both seeds of full fine-tuning, the geometric mean of the seeds' ratios and the mean of their shares
+    both = pd.concat([grid, grid.iloc[[0]].assign(seed=1, ppl=25.0)])
+    paired = a6.paired_utility(both, bases).set_index("variant")
+    assert paired.loc["lora-r8", "ppl_ratio"] == pytest.approx(math.sqrt(1.5 * 1.6))
+    second = (math.log(60) - math.log(40)) / (math.log(60) - math.log(25))
+    assert paired.loc["lora-r8", "gain_share"] == pytest.approx((share + second) / 2)
+    # no base for a seed: no share, and the checks fall back on the means with the one base given
+    assert math.isnan(a6.paired_utility(grid, {("enron", 1): 60.0}).set_index("variant").loc["lora-r8", "gain_share"])

@@ -51,7 +51,8 @@ def test_verdicts_follow_the_sources():
 
 
 def test_roles_are_the_readings_not_the_sources():
-    # A-6.attribution's caveats are the core of informal privacy: their failure fails the conclusion
+    # A-6.attribution's comparisons with full fine-tuning (its core and its caveats) are the core of informal
+    # privacy: their failure fails the conclusion
     assert _verdicts(_source_results({("A-6.attribution", "caveat")}))["A-7.informal-privacy"] == "fails"
     # A-2.eq9's core checks only qualify the approximation: their failure does not fail it
     assert _verdicts(_source_results({("A-2.eq9", "core")}))["A-7.approximates"] == "qualified"
@@ -66,7 +67,7 @@ def test_carried_checks_keep_their_numbers_and_name_their_source():
     assert all(c.role in ledger.EVIDENCE_ROLES for c in claim.checks)  # instruments stay at home
     first = claim.checks[0]
     assert first.name.startswith("A-6.attribution: ") and (first.measured, first.reference) == (1.0, 2.0)
-    assert "carried here, 1 of 1 core checks pass" in claim.summary
+    assert "carried here, 2 of 2 core checks pass" in claim.summary  # its core and its caveats, by name
     frame = a7.parts_frame(results)
     assert len(frame) == sum(len(p) for p in a7.READINGS.values())
     parts = [p for ps in a7.READINGS.values() for p in ps]
@@ -149,7 +150,7 @@ def test_a_source_decided_at_another_scale_carries_that_scales_checks_as_core_an
         "A-6.attribution",
         "cpu-small",
         [
-            Check(f"cpu-pretrained, enron: {pattern}", -0.1, 0.0, True, "measured <= 0?", "caveat"),
+            Check(f"cpu-pretrained, enron: {pattern}", -0.1, 0.0, True, "measured <= 0?", "core"),
             Check(f"cpu-small, ptb: {pattern}", 0.1, 0.0, False, "measured <= 0?", "caveat"),
         ],
         decided_at="cpu-pretrained",

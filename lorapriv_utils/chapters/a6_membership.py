@@ -87,6 +87,9 @@ PAPER_TABLE1 = pd.DataFrame(
 # that Table 1 itself passes (tests/test_a6_membership.py holds PAPER_TABLE1 against them):
 CONSIDERABLE = 0.02  # LoRA's AUC "considerably" below full and adapter fine-tuning's: Table 1's smallest such gap
 #                      is 0.023 (PTB, r = 16, against adapter fine-tuning; 0.086 against full)
+CONSIDERABLE_FULL = 0.08  # the same word read against full fine-tuning alone (Table 1's smallest gap there is 0.086,
+#                           PTB, r = 16): the stricter reading, a caveat of A-6.lora that says how much the verdict
+#                           owes to reading both baselines with adapter fine-tuning's smaller gap
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
@@ -161,8 +164,34 @@ def grid_frame(records: list[dict]) -> pd.DataFrame:
     return frame.sort_values(["dataset", "order", "variant", "seed"]).drop(columns="order").reset_index(drop=True)
 
 
-def grid_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset and method: the mean over seeds, and the seeds' spread (half the range) of perplexity and AUC."""
+def paired_utility(frame: pd.DataFrame, bases: dict[tuple[str, int], float] | None = None) -> pd.DataFrame:
+    """Each method's utility cost against full fine-tuning, seed by seed: over the seeds both ran (``paired_seeds``),
+    the geometric mean of the perplexity ratio (``ppl_ratio``) and the mean share of full fine-tuning's
+    log-perplexity gain over the base it recovers (``gain_share``, where ``bases`` gives that seed's base
+    perplexity, keyed (dataset, seed): each seed's validation texts are its own).  A ratio of means over different
+    seed sets would divide one seed's split by another's."""
+    rows = []
+    for (d, v), runs in frame.groupby(["dataset", "variant"], sort=False):
+        full = frame[(frame["dataset"] == d) & (frame["variant"] == "full")].set_index("seed")["ppl"]
+        own = runs.set_index("seed")["ppl"]
+        seeds = sorted(set(own.index) & set(full.index))
+        shares = [gain_share(bases[(d, s)], full[s], own[s]) for s in seeds if bases and (d, s) in bases]
+        rows.append(
+            {
+                "dataset": d,
+                "variant": v,
+                "paired_seeds": len(seeds),
+                "ppl_ratio": math.exp(np.mean([math.log(own[s] / full[s]) for s in seeds])) if seeds else math.nan,
+                "gain_share": float(np.mean(shares)) if shares and len(shares) == len(seeds) else math.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=["dataset", "variant", "paired_seeds", "ppl_ratio", "gain_share"])
+
+
+def grid_summary(frame: pd.DataFrame, bases: dict[tuple[str, int], float] | None = None) -> pd.DataFrame:
+    """Per dataset and method: the mean over seeds, and the seeds' spread (half the range) of perplexity and AUC;
+    the utility cost against full fine-tuning paired by seed (:func:`paired_utility`, with each seed's base
+    perplexity from ``bases``)."""
     numeric = ["ppl", "auc", "tpr1", "tpr001", "loss_auc", "zlib_auc", "minkpp_auc", "epsilon"]
     grouped = frame.groupby(["dataset", "variant"], sort=False)
     out = grouped[numeric].mean()
@@ -173,7 +202,8 @@ def grid_summary(frame: pd.DataFrame) -> pd.DataFrame:
     out["lr_at_edge"] = grouped["lr_at_edge"].any()
     if "params" in frame:
         out["params"] = grouped["params"].first()
-    return rounded_frame(out.reset_index(), 4)
+    out = out.reset_index().merge(paired_utility(frame, bases), on=["dataset", "variant"], how="left")
+    return rounded_frame(out, 4)
 
 
 def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
@@ -721,6 +751,25 @@ def gain_share(base: float, full: float, ppl: float) -> float:
     return (math.log(base) - math.log(ppl)) / gain if gain > 0 else math.nan
 
 
+def ppl_ratio(summary: pd.DataFrame, dataset: str, variant: str) -> float:
+    """``variant``'s perplexity over full fine-tuning's: paired by seed where the summary has it
+    (:func:`paired_utility`), else the ratio of the means."""
+    paired = _mean(summary, dataset, variant, "ppl_ratio") if "ppl_ratio" in summary else math.nan
+    if math.isfinite(paired):
+        return paired
+    return _mean(summary, dataset, variant, "ppl") / _mean(summary, dataset, "full", "ppl")
+
+
+def share_of_gain(summary: pd.DataFrame, dataset: str, variant: str, base: float = math.nan) -> float:
+    """The share of full fine-tuning's log-perplexity gain that ``variant`` recovers (:func:`gain_share`): paired by
+    seed, each seed with its own base, where the summary has it (:func:`paired_utility`), else from the means and
+    the one ``base`` perplexity."""
+    paired = _mean(summary, dataset, variant, "gain_share") if "gain_share" in summary else math.nan
+    if math.isfinite(paired):
+        return paired
+    return gain_share(base, _mean(summary, dataset, "full", "ppl"), _mean(summary, dataset, variant, "ppl"))
+
+
 def _bound(
     name: str,
     value: float,
@@ -851,16 +900,25 @@ def table1_checks(
         lora += [
             gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's", v, "full", "auc", -CONSIDERABLE),
             gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below adapter's", v, "adapter", "auc", -CONSIDERABLE),
+            gap(
+                f"{tag}, r={r}: AUC at least {CONSIDERABLE_FULL} below full's (the stricter reading, against full "
+                "fine-tuning alone)",
+                v,
+                "full",
+                "auc",
+                -CONSIDERABLE_FULL,
+                "caveat",
+            ),
             gap(f"{tag}, r={r}: TPR at FPR 1% at most full's", v, "full", "tpr1", 0.0),
             _bound(
                 f"{tag}, r={r}: PPL at most {SLIGHT} times full's (a slight drop)",
-                mean(v, "ppl") / mean("full", "ppl"),
+                ppl_ratio(summary, dataset, v),
                 SLIGHT,
                 role="caveat",
             ),
             _bound(
                 f"{tag}, r={r}: recovers at least half of full fine-tuning's log-perplexity gain over the base",
-                gain_share(base_ppl, mean("full", "ppl"), mean(v, "ppl")),
+                share_of_gain(summary, dataset, v, base_ppl),
                 0.5,
                 ">=",
                 "caveat",
@@ -870,7 +928,7 @@ def table1_checks(
         _bound(
             f"{tag}: full fine-tuning with the embeddings frozen reaches PPL at most {SLIGHT} times full's (the base's "
             "embeddings are not what limits LoRA's utility here)",
-            mean("frozenemb", "ppl") / mean("full", "ppl"),
+            ppl_ratio(summary, dataset, "frozenemb"),
             SLIGHT,
             role="caveat",
         )
@@ -959,16 +1017,18 @@ def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dic
     return f"{scale_name} ({seeds}): " + "; ".join(parts)
 
 
-def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
+def load_bases(scale: Scale, seed: int | None = 0) -> dict:
     """Each dataset's base-model validation perplexity at ``scale``, from its committed epoch-0 records
-    (``frontier --bases-only``); a record that does not verify is refused."""
+    (``frontier --bases-only``), on ``seed``'s split; with ``seed=None``, every seed's, keyed (dataset, seed) (each
+    seed's validation texts are its own).  A record that does not verify is refused."""
     from ..store import read_record
 
     folder = results_dir(scale) / "frontier"
     out = {}
-    for path in sorted(folder.glob(f"*/base-s{seed}.json")):
+    for path in sorted(folder.glob(f"*/base-s{'*' if seed is None else seed}.json")):
         record = read_record(path, "frontier-base")
-        out[record["dataset"]] = float(record["checkpoints"][0]["validation_perplexity"])
+        key = record["dataset"] if seed is not None else (record["dataset"], int(record["seed"]))
+        out[key] = float(record["checkpoints"][0]["validation_perplexity"])
     return out
 
 
@@ -1001,29 +1061,27 @@ def attribution_checks(
     vs_full: pd.DataFrame, vs_adapter: pd.DataFrame, datasets: list[str], tag, ranks: tuple[int, ...] = (8, 16)
 ) -> list[Check]:
     """A-6.attribution's checks at matched perplexity (the frontier's :func:`matched_frame` against full and adapter
-    fine-tuning) on each dataset and LoRA rank the frames hold, named ``tag(dataset)``: core, LoRA not more exposed
-    than adapter fine-tuning; caveats, LoRA resolved below adapter and full fine-tuning.  A comparison a frame lacks
-    is left out."""
+    fine-tuning) on each dataset and LoRA rank the frames hold, named ``tag(dataset)``, both core: LoRA's AUC below
+    adapter fine-tuning's (the random factors protect beyond training the adapted matrices directly) and below full
+    fine-tuning's (not merely fitting less).  Each passes when its 95% interval lies below 0, fails when it lies
+    above and is unresolved when it contains 0, so that too few texts or seeds leave the claim qualified: a check
+    that LoRA is merely not resolved above adapter fine-tuning would pass whenever the data are too few to tell.
+    A comparison a frame lacks is left out."""
     checks = []
     for d in datasets:
         for r in ranks:
             v = f"lora-r{r}"
-            versus_adapter = _row(vs_adapter, v, d)
             checks += [
-                _bound(
-                    f"{tag(d)}, r={r}: at matched PPL, lower 95% bound of AUC LoRA - adapter at most 0 (LoRA not more "
-                    "exposed than training its adapted matrices directly)",
-                    math.nan if versus_adapter is None else float(versus_adapter["diff_low"]),
-                    0.0,
-                ),
                 _below(
                     f"{tag(d)}, r={r}: at matched PPL, AUC LoRA - adapter below 0 (the random factors add protection "
                     "beyond training those matrices directly)",
-                    versus_adapter,
+                    _row(vs_adapter, v, d),
+                    "core",
                 ),
                 _below(
                     f"{tag(d)}, r={r}: at matched PPL, AUC LoRA - full below 0 (not merely fitting less)",
                     _row(vs_full, v, d),
+                    "core",
                 ),
             ]
     return [c for c in checks if c is not None]
@@ -1228,11 +1286,12 @@ def claims(
             ),
             note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at"
             " equal utility, and against adapter fine-tuning, which trains every entry of the matrices LoRA "
-            "adapts, without the random factorisation. Core: LoRA is not more exposed than adapter fine-tuning; "
-            "caveats: an advantage over adapter fine-tuning is resolved (the noise's share), and one over full "
-            "fine-tuning (not merely fitting less). Qualified means: LoRA is not more exposed than adapter "
-            "fine-tuning, but it is not resolved below adapter fine-tuning (no share for the random factors) or "
-            "below full fine-tuning (it may merely fit less). LoRA here trains A as "
+            "adapts, without the random factorisation. Core: at equal perplexity LoRA's AUC is resolved below "
+            "adapter fine-tuning's (a share for the random factors) and below full fine-tuning's (not merely "
+            "fitting less); either resolved above fails the claim. A check that LoRA is merely not resolved above "
+            "adapter fine-tuning would pass whenever the texts or seeds are too few to tell, so it is not one. "
+            "Qualified means: no comparison resolves against LoRA, but some do not resolve in its favour. "
+            "LoRA here trains A as "
             "well as B, as in Table 1; FLoRA, which redraws A at every step, is in the chapter's table. Compared on "
             "the frontier at the perplexity LoRA reaches: at cpu-small, every learning rate of each method's grid, "
             "checkpoints after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at "
@@ -1241,7 +1300,8 @@ def claims(
             "consistent with the noise explanation without proving it. Each reference model is trained from the "
             "target's LoRA start A (public for LoRA-FA; for LoRA, which trains A, a little more than the "
             "checkpoint reveals) and draws only the secret randomness (data order, noise) itself; references that"
-            " drew their own A made the attack on LoRA a little weaker. The direct test (core) changes only the "
+            " drew their own A made the attack on LoRA a little weaker. The direct test (core at its own scale, a "
+            "caveat where the pretrained scale decides) changes only the "
             "projection: LoRA-FA r = 8 with its random frozen A against the same training with a fixed A, a DCT "
             "basis scaled so that A A^T is what a random A has on average, at the same rank, data and seeds, "
             "each arm at its own swept rate, with AdamW and with SGD (under SGD a step is exactly the projected "
@@ -1294,14 +1354,14 @@ def scale_numbers(
         numbers[f"{prefix}_{d}_nonmembers"] = _mean(summary, d, "full", "nonmembers")
         if "seeds" in summary:  # the fewest seeds any method ran on this corpus
             numbers[f"{prefix}_{d}_seeds"] = int(summary.loc[summary["dataset"] == d, "seeds"].min())
-        full_ppl = _mean(summary, d, "full", "ppl")
         for v in ("lora-r8", "lora-r16"):
             tag = f"{prefix}_{d}_{v.replace('-', '')}"
-            numbers[f"{tag}_ppl_ratio"] = _mean(summary, d, v, "ppl") / full_ppl  # A-6.lora's 'slight' caveat
+            numbers[f"{tag}_ppl_ratio"] = ppl_ratio(summary, d, v)  # A-6.lora's 'slight' caveat
             numbers[f"{tag}_auc_gap"] = _mean(summary, d, "full", "auc") - _mean(summary, d, v, "auc")
             numbers[f"{tag}_auc_gap_adapter"] = _mean(summary, d, "adapter", "auc") - _mean(summary, d, v, "auc")
-            if base_ppl and d in base_ppl:
-                numbers[f"{tag}_gain_share"] = gain_share(base_ppl[d], full_ppl, _mean(summary, d, v, "ppl"))
+            numbers[f"{tag}_gain_share"] = share_of_gain(summary, d, v, (base_ppl or {}).get(d, math.nan))
+            if "paired_seeds" in summary:  # the seeds its ratio and share pair with full fine-tuning's
+                numbers[f"{tag}_paired_seeds"] = _mean(summary, d, v, "paired_seeds")
         if base_ppl and d in base_ppl:
             numbers[f"{prefix}_{d}_base_ppl"] = base_ppl[d]
     numbers[f"{prefix}_runs"] = len(summary)
@@ -1360,7 +1420,9 @@ def model_numbers(scale: Scale) -> dict[str, int]:
 
 def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     """How the core checks of Table 1's claims came out (glue keys ``a6_membership_core_<claim>_<outcome>``, with
-    ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps and A-6.rank's comparisons."""
+    ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps and A-6.rank's comparisons; and
+    how A-6.lora's stricter reading against full fine-tuning came out on the same cells (``strict_full_<outcome>``)
+    and its core TPR checks (``core_lora_tpr_<outcome>``)."""
     numbers = {}
     for claim in claims:
         if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank"):
@@ -1370,6 +1432,14 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
         numbers[f"core_{short}_total"] = len(core)
         for outcome in ("passes", "unresolved", "fails"):
             numbers[f"core_{short}_{outcome}"] = sum(c.outcome == outcome for c in core)
+        if claim.claim_id == "A-6.lora":  # the stricter reading against full fine-tuning, beside the core checks
+            cells = {c.name.split(": AUC")[0] for c in core}
+            strict = [c for c in claim.checks if "the stricter reading" in c.name and c.name.split(": AUC")[0] in cells]
+            tpr = [c for c in claim.checks if c.role == "core" and "TPR" in c.name]
+            for name, found in (("strict_full", strict), ("core_lora_tpr", tpr)):
+                numbers[f"{name}_total"] = len(found)
+                for outcome in ("passes", "unresolved", "fails"):
+                    numbers[f"{name}_{outcome}"] = sum(c.outcome == outcome for c in found)
     return quoted_numbers(KEY, numbers)
 
 
@@ -1378,7 +1448,8 @@ def key_numbers(
 ) -> dict[str, float]:
     """The numbers the chapter's text quotes (glued by the notebook), the readings of the paper's vague words
     among them."""
-    numbers = {"considerable": CONSIDERABLE, "slight_gain": SLIGHT_GAIN, "slight": SLIGHT}
+    numbers = {"considerable": CONSIDERABLE, "considerable_full": CONSIDERABLE_FULL, "slight_gain": SLIGHT_GAIN}
+    numbers["slight"] = SLIGHT
     for d in dict.fromkeys(summary["dataset"]):
         short = SHORT.get(d, d.replace("-", ""))
         numbers[f"{short}_base_ppl"] = base_ppl.get(d, math.nan)
@@ -1521,6 +1592,9 @@ __all__ = [
     "frontier_points",
     "frontier_numbers",
     "gain_share",
+    "paired_utility",
+    "ppl_ratio",
+    "share_of_gain",
     "grid_agreement",
     "grid_differences",
     "grid_frame",

@@ -81,7 +81,7 @@ READINGS: dict[str, tuple[Part, ...]] = {
             "core",
             "LoRA is less exposed to membership inference than full fine-tuning at equal perplexity",
             contains=("AUC LoRA - full below 0",),
-            source_roles=("caveat",),
+            source_roles=EVIDENCE,  # core where the pretrained scale decides A-6.attribution, caveats elsewhere
         ),
         Part(
             "A-6.lora",
