@@ -134,3 +134,17 @@ def test_the_repository_address_is_one_setting():
     pages = [p for p in (REPO / "book").rglob("*.md") if url in p.read_text(encoding="utf-8")]
     assert [p.name for p in pages] == ["how_to_cite.md"]  # its BibTeX block only; prose uses {{ repository }}
     assert (REPO / "book" / "how_to_cite.md").read_text(encoding="utf-8").count(url) == 1
+
+
+def test_an_unfinished_runs_journal_is_committed_only_under_results_pending():
+    # a long run spans working sessions: its journals under results/pending are kept by git, elsewhere not
+    import subprocess
+
+    def ignored(path: str) -> bool:
+        found = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=REPO, timeout=60)
+        return found.returncode == 0
+
+    for name in (".full-s1.sweep", ".lora-r8-lr0.01-s0.target", ".lora-r8-lr0.01-s0.target.scores.npz"):
+        assert not ignored(f"results/pending/cpu-pretrained/enron/{name}")
+        assert ignored(f"results/cpu-pretrained/enron/{name}") and ignored(f"scratch/{name}")
+    assert ignored("results/pending/cpu-pretrained/enron/.full-s1.json.lock")  # a lock never
