@@ -1418,6 +1418,31 @@ def model_numbers(scale: Scale) -> dict[str, int]:
     return quoted_numbers(KEY, {name: s.engine.model.parameters() for name, s in sizes.items()})
 
 
+def design_numbers() -> dict[str, int]:
+    """The design each CPU scale's grid ran with, from its scale record (glued by the notebook so that the
+    protocol table states it, not types it), keyed ``<small|large|pre>_<what>``: the base model's layers, width,
+    context and vocabulary, the epochs and batch size of training, and how many learning rates each family's
+    grid holds."""
+    from ..scale import get_scale
+
+    numbers = {}
+    for prefix, name in (("small", "cpu-small"), ("large", LARGER), ("pre", PRETRAINED)):
+        engine = get_scale(name).engine
+        model = engine.model
+        numbers |= {
+            f"{prefix}_layers": model.n_layer,
+            f"{prefix}_width": model.n_embd,
+            f"{prefix}_context": model.block_size,
+            f"{prefix}_vocab": model.vocab_size,
+            f"{prefix}_epochs": engine.dense.epochs,
+            f"{prefix}_lora_epochs": engine.lora.epochs,
+            f"{prefix}_batch": engine.dense.batch_size,
+            f"{prefix}_dense_rates": len(engine.dense.lr_grid),
+            f"{prefix}_lora_rates": len(engine.lora.lr_grid),
+        }
+    return quoted_numbers(KEY, numbers)
+
+
 def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     """How the core checks of Table 1's claims came out (glue keys ``a6_membership_core_<claim>_<outcome>``, with
     ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps and A-6.rank's comparisons; and
@@ -1459,6 +1484,7 @@ def key_numbers(
             numbers[f"{short}_{tag}_ppl"] = _mean(summary, d, v, "ppl")
         numbers[f"{short}_dpsgdr8_eps"] = _mean(summary, d, "dpsgd-r8", "epsilon")
         numbers[f"{short}_seeds"] = _mean(summary, d, "full", "seeds")
+        numbers[f"{short}_part_texts"] = _mean(summary, d, "full", "nonmembers")  # members and auxiliary alike
         rows = trends.loc[trends["dataset"] == d]
         if len(rows):
             numbers[f"{short}_rho_rank_auc"] = rows["rho_rank_auc"].iloc[0]
@@ -1586,6 +1612,7 @@ __all__ = [
     "matched_display",
     "claims",
     "demote",
+    "design_numbers",
     "difference_numbers",
     "differences_display",
     "front_frame",
