@@ -48,6 +48,8 @@ def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypat
     assert [c["epoch"] for c in record["checkpoints"]] == [1, 2]
     first, second = record["checkpoints"]
     assert second["steps"] > first["steps"] > 0 and second["epsilon"] > first["epsilon"] > 0  # privacy spent grows
+    reference = record["manifest"]["reference_training"]  # its own training, apart from the target's
+    assert reference["final_loss"] > 0 and reference["final_loss"] != record["training"]["final_loss"]
     scores = runner.read_scores(runner.scores_path(path))
     texts = SCALE.engine.max_texts_per_part
     for epoch in (1, 2):

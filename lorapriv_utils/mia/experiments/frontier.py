@@ -221,6 +221,8 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
                 "split_hashes": prepared.split_hashes,
                 "reference": "the variant at the same rate and epochs, trained on the auxiliary part with its own "
                 f"secret randomness (seed {reference_seed(seed)}) and the target's public LoRA start A (seed {seed})",
+                # the reference's own training, so that two runs of one point can be told apart where they differ
+                "reference_training": {k: v for k, v in reference.items() if k != "seconds"},
                 "training_seconds": target["seconds"] + reference["seconds"],
             },
         }
