@@ -392,7 +392,7 @@ def test_the_chapter_on_tiny_results(results):
     no_adapter = a6.claims(summary, pre_matched, trends, rmatched, base, SCALE, pretrained_matched={"full": matched})
     assert next(c for c in no_adapter if c.claim_id == "A-6.attribution").decided_at is None
     counts = a6.core_outcomes(decided)
-    for short in ("adapter", "lora", "rank"):
+    for short in ("adapter", "lora", "rank", "attribution"):
         outcomes = [counts[f"a6_membership_core_{short}_{o}"] for o in ("passes", "unresolved", "fails")]
         assert sum(outcomes) == counts[f"a6_membership_core_{short}_total"] > 0
     for name in ("strict_full", "core_lora_tpr"):  # the stricter reading and the TPR checks, on the deciding cells

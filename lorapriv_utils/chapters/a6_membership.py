@@ -1205,8 +1205,8 @@ def claims(
             "is unresolved, and leaves the claim "
             "qualified rather than failed. Caveats: the utility cost (the perplexity ratio, and the share of "
             "full fine-tuning's log-perplexity gain over the base that LoRA recovers, since a ratio of perplexities "
-            "is near 1 whenever fine-tuning gains little), and the frontier at matched perplexity (the same "
-            "statistic as A-6.attribution's caveat).",
+            "is near 1 whenever fine-tuning gains little), and the frontier at matched perplexity (the statistic "
+            "of A-6.attribution's checks).",
         )
     )
 
@@ -1445,12 +1445,13 @@ def design_numbers() -> dict[str, int]:
 
 def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     """How the core checks of Table 1's claims came out (glue keys ``a6_membership_core_<claim>_<outcome>``, with
-    ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps and A-6.rank's comparisons; and
+    ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps, A-6.rank's comparisons and
+    A-6.attribution's matched ones; and
     how A-6.lora's stricter reading against full fine-tuning came out on the same cells (``strict_full_<outcome>``)
     and its core TPR checks (``core_lora_tpr_<outcome>``)."""
     numbers = {}
     for claim in claims:
-        if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank"):
+        if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank", "A-6.attribution"):
             continue
         core = [c for c in claim.checks if c.role == "core" and ("AUC" in c.name or claim.claim_id == "A-6.rank")]
         short = claim.claim_id.split(".")[1]
@@ -1494,10 +1495,9 @@ def key_numbers(
 
 
 def _quoted(numbers: dict[str, float]) -> dict[str, float]:
-    # perplexities with four significant digits: on Penn Treebank the methods differ in the fourth
-    perplexities = {k: v for k, v in numbers.items() if k.endswith("_ppl")}
-    others = {k: v for k, v in numbers.items() if k not in perplexities}
-    return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
+    # four significant digits: on Penn Treebank the methods' perplexities differ in the fourth, and a difference
+    # such as -0.02047 rounded to three (-0.0205) would read -0.021 where the page shows three decimals
+    return quoted_numbers(KEY, numbers, digits=4)
 
 
 SHORT = {"ptb": "ptb", "synthetic-email": "email"}  # the datasets' short names in the quoted numbers' keys
