@@ -567,7 +567,8 @@ def test_a_scale_whose_frontier_has_only_its_base_gives_empty_tables_that_decide
 APART = {("pubmed", "lora-r16", 0): "final training loss 2.8159 in the grid against 2.8049 in the frontier"}
 # Pairs whose perplexities agree but whose attack AUCs do not (to 1e-3): LoRA r = 16, seed 1, on both corpora (grid
 # cells at 4ebc588, frontier runs at 2958c9c). The reference models carry the difference (swapping them swaps the
-# AUCs); both frontier runs record AVX2 torch kernels, whose rounding training amplifies: likely, not proven.
+# AUCs); both frontier runs ran on AVX2 kernels, and the Enron point rerun on AVX-512 ones reproduces its grid cell
+# to float32 storage (results/pending): the processor's rounding, amplified by training.
 AUC_APART = {
     ("enron", "lora-r16", 1): "AUC 0.8824 in the frontier against 0.8717 in the grid",
     ("pubmed", "lora-r16", 1): "AUC 0.9622 in the frontier against 0.9735 in the grid",
