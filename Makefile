@@ -152,7 +152,7 @@ results-a6-pretrained: $(STAMP)
 	pids=""; for i in 0 1; do \
 	  ( $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets pubmed --methods adapter,full,lora --ranks 8,16 \
 	      --seeds 1 --data-dir $(DATA_DIR) --out results/published --threads 1 && \
-	    $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods adapter,lora --ranks 8,16 \
+	    $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods adapter,full,lora --ranks 8,16 \
 	      --seeds 1 --data-dir $(DATA_DIR) --out results/published --threads 1 ) & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 	( $(PRETRAINED_FRONTIER) 0 --datasets enron --methods lora --ranks 8 --lr 1e-2 && \
