@@ -683,6 +683,8 @@ def test_the_utility_cost_pairs_each_seed_with_its_own_full_fine_tuning_and_base
     summary = a6.grid_summary(runs, bases)
     assert a6.ppl_ratio(summary, "enron", "lora-r8") == pytest.approx(1.5)  # not 35 / 20
     assert a6.share_of_gain(summary, "enron", "lora-r8") == pytest.approx(share, abs=1e-4)
+    apart = a6.grid_summary(runs.iloc[[0, 2]], bases)  # LoRA seed 1 only: no seed to pair, no ratio across seeds
+    assert math.isnan(a6.ppl_ratio(apart, "enron", "lora-r8"))
     # with both seeds of full fine-tuning, the geometric mean of the seeds' ratios and the mean of their shares
     both = pd.concat([grid, grid.iloc[[0]].assign(seed=1, ppl=25.0)])
     paired = a6.paired_utility(both, bases).set_index("variant")

@@ -752,11 +752,11 @@ def gain_share(base: float, full: float, ppl: float) -> float:
 
 
 def ppl_ratio(summary: pd.DataFrame, dataset: str, variant: str) -> float:
-    """``variant``'s perplexity over full fine-tuning's: paired by seed where the summary has it
-    (:func:`paired_utility`), else the ratio of the means."""
-    paired = _mean(summary, dataset, variant, "ppl_ratio") if "ppl_ratio" in summary else math.nan
-    if math.isfinite(paired):
-        return paired
+    """``variant``'s perplexity over full fine-tuning's: paired by seed where the summary has the column
+    (:func:`paired_utility`; NaN where the two share no seed, never a ratio across seeds), else the ratio of the
+    means of a summary without seeds."""
+    if "ppl_ratio" in summary:
+        return _mean(summary, dataset, variant, "ppl_ratio")
     return _mean(summary, dataset, variant, "ppl") / _mean(summary, dataset, "full", "ppl")
 
 
@@ -1474,8 +1474,12 @@ def key_numbers(
 ) -> dict[str, float]:
     """The numbers the chapter's text quotes (glued by the notebook), the readings of the paper's vague words
     among them."""
-    numbers = {"considerable": CONSIDERABLE, "considerable_full": CONSIDERABLE_FULL, "slight_gain": SLIGHT_GAIN}
-    numbers["slight"] = SLIGHT
+    numbers = {
+        "considerable": CONSIDERABLE,
+        "considerable_full": CONSIDERABLE_FULL,
+        "slight_gain": SLIGHT_GAIN,
+        "slight": SLIGHT,
+    }
     for d in dict.fromkeys(summary["dataset"]):
         short = SHORT.get(d, d.replace("-", ""))
         numbers[f"{short}_base_ppl"] = base_ppl.get(d, math.nan)
