@@ -57,7 +57,9 @@ NUMERICS = {
     "rowscale": 1,  # paper A's row scaling of per-text B-gradients (section 5)
     "compressed": 1,  # compressed DP-SGD: a fresh projection per layer and step, its RDP certificate
     # the attacks and experiments
-    "attack-metrics": 1,  # AUC, TPR at FPR, their bootstrap intervals, the attack signals
+    # AUC, TPR at FPR, their bootstrap intervals, the attack signals; 2: every interval's ends widened by their
+    # Monte Carlo error (resampling.percentile)
+    "attack-metrics": 2,
     "frontier": 1,  # checkpoints scored after each listed epoch
     "lira": 1,  # offline LiRA's reference models on random halves of the auxiliary part
     "canary-audit": 1,  # canaries, their inclusion draw, the epsilon lower bound

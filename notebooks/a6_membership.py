@@ -61,7 +61,7 @@ grid = a6.grid_frame(records)
 summary = a6.grid_summary(grid)
 curves = a6.load_frontier(scale)
 points = a6.points_frame(curves)
-for name, value in measured_times(a6.KEY, a6.COSTS, unit="hours").items():
+for name, value in (measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.checkpoint_numbers(points, "frontier_")).items():
     glue(name, value, display=False)
 print(
     f"scale {scale.name}: {len(grid)} grid cells ({grid['seed'].nunique()} seeds), "
@@ -233,8 +233,8 @@ hist_fig = plots.score_distributions_plot(signals, labels)
 # %% [markdown]
 # ## The privacy-utility frontier, on the default scale's toy GPT-2
 #
-# Each method at every learning rate of its grid, scored after 1, 2, 4 and 8 epochs of an
-# 8-epoch run with linear decay (and the base model at epoch 0, whose AUC is 0.5 by construction: eq. 24 scores
+# Each method at every learning rate of its grid, scored after {glue:text}`a6_membership_frontier_checkpoints` epochs of
+# a {glue:text}`a6_membership_frontier_epochs:g`-epoch run with linear decay (and the base model at epoch 0, whose AUC is 0.5 by construction: eq. 24 scores
 # the base against itself as the reference, so its point marks where fine-tuning starts and says nothing about
 # how alike members and non-members look to it). A point is a checkpoint one
 # could release; a method's *front* keeps its most private checkpoint at each perplexity. The
@@ -313,7 +313,8 @@ display_table(
 # ## Matched utility on the pretrained model
 #
 # The same comparisons at equal perplexity on SmolLM2-135M-Instruct, where they decide A-6.attribution. This
-# frontier is smaller than the toy scale's: checkpoints after 1 and 2 epochs of a 2-epoch run, LoRA r = 8 and 16 at
+# frontier is smaller than the toy scale's: checkpoints after {glue:text}`a6_membership_pre_frontier_checkpoints` epochs
+# of a {glue:text}`a6_membership_pre_frontier_epochs:g`-epoch run, LoRA r = 8 and 16 at
 # the rates their seed-0 grid cells chose (seed 1 reuses them, though on PubMed its own cells chose another rate for
 # LoRA r = 8 and adapter fine-tuning), and full fine-tuning at one rate and adapter fine-tuning at two (the table below),
 # chosen so that their checkpoints reach LoRA's perplexity; seeds 0 and 1 on both corpora (the table's *seed*
@@ -330,6 +331,8 @@ display_table(
 pre_frontier = a6.load_frontier_seeds(pretrained_scale)
 pre_all_points = a6.frontier_points(pre_frontier)
 pre_points = pre_all_points[pre_all_points["seed"] == 0]
+for name, value in a6.checkpoint_numbers(pre_all_points, "pre_frontier_").items():
+    glue(name, value, display=False)
 display_table(
     pre_all_points[["dataset", "variant", "seed", "lr", "epoch", "ppl", "auc", "tpr1"]].rename(
         columns={"tpr1": "TPR at 1% FPR"}

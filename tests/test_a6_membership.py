@@ -714,3 +714,15 @@ def test_the_protocol_table_states_the_design_the_committed_pretrained_records_r
             f"pre_{family}_rates": len(config[family]["lr_grid"]),
         }
         assert {k: numbers[f"a6_membership_{k}"] for k in ran} == ran, path.name
+
+
+def test_the_frontier_s_checkpoints_are_read_from_its_points_not_typed():
+    points = pd.DataFrame({"epoch": [0, 1, 2, 4, 8, 8, 2]})
+    assert a6.checkpoint_numbers(points, "frontier_") == {
+        "a6_membership_frontier_checkpoints": "1, 2, 4 and 8",
+        "a6_membership_frontier_epochs": 8,
+    }
+    assert a6.checkpoint_numbers(pd.DataFrame({"epoch": [0, 3]}), "x_")["a6_membership_x_checkpoints"] == "3"
+    with pytest.raises(ValueError, match="no checkpoint after epoch 0"):
+        a6.checkpoint_numbers(pd.DataFrame({"epoch": [0]}), "")
+    assert not set(a6.checkpoint_numbers(points, "pre_frontier_")) & set(a6.design_numbers())  # no glue name twice

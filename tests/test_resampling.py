@@ -13,14 +13,19 @@ def test_the_draw_order_is_resample_after_resample_group_after_group():
 
 
 def test_the_percentile_interval_of_a_mean_covers_the_truth_about_95_percent_of_the_time():
+    """The plain percentile interval runs a little short of 95% at n = 60; the book's (its ends widened by their
+    Monte Carlo error) covers at least as often, and not always."""
     rng = np.random.default_rng(0)
-    covered = 0
+    covered, widened = 0, 0
     for _ in range(300):
         sample = rng.normal(0.0, 1.0, 60)
         means = [sample[i].mean() for (i,) in resampling.resamples(rng, (sample.size,), 200)]
-        low, high = resampling.percentile(means)
+        low, high = resampling.percentile(means, monte_carlo=False)
         covered += low <= 0.0 <= high
-    assert 0.88 <= covered / 300 <= 0.98  # the percentile bootstrap runs a little short at n = 60
+        low, high = resampling.percentile(means)
+        widened += low <= 0.0 <= high
+    assert 0.88 <= covered / 300 <= 0.98
+    assert covered <= widened < 300
 
 
 def test_pairing_cancels_what_two_arms_share():
@@ -75,12 +80,12 @@ def test_the_monte_carlo_interval_holds_the_percentile_ends_whichever_resamples_
     outside, plain_outside = 0, 0
     for _ in range(400):
         draws = rng.normal(size=500)
-        low, high = resampling.percentile(draws)
-        mc_low, mc_high = resampling.percentile(draws, monte_carlo=True)
+        low, high = resampling.percentile(draws, monte_carlo=False)
+        mc_low, mc_high = resampling.percentile(draws)  # the default: every interval of the book
         assert mc_low <= low and high <= mc_high
         outside += mc_low <= -truth and truth <= mc_high
         plain_outside += low <= -truth
     assert 0.3 < plain_outside / 400 < 0.7
     assert outside / 400 > 0.88
     few = rng.normal(size=10)  # too few draws to bound an end: the extreme draw
-    assert resampling.percentile(few, monte_carlo=True) == (few.min(), few.max())
+    assert resampling.percentile(few) == (few.min(), few.max())

@@ -88,6 +88,37 @@ def test_a_scale_setting_makes_only_its_method_stale(monkeypatch):
     assert all(s.detail.startswith("method changed (method.rowscale.c)") for s in results if s.state == "stale")
 
 
+@pytest.mark.slow  # three records refreshed, each bootstrap with its Monte Carlo band
+def test_a_refresh_recomputes_only_derived_numbers_and_reproduces_the_committed_ones(tmp_path, monkeypatch):
+    """A bump of the attack metrics' numerics leaves a grid cell, a DP comparison and the white-box game stale in
+    their derived part alone; ``refresh`` recomputes those numbers from what each record stores (no training) and
+    they come out as committed, bit for bit (so the committed ones are today's code's); a record stale in another
+    part is left stale."""
+    names = ["cpu-small/ptb/lora-r8-s0", "dp_compare/cpu-small/ptb/adapter-z0-s0", "whitebox/cpu-small"]
+    for name in [*names, "cpu-small/ptb/full-s0"]:
+        for suffix in (".json", ".scores.npz"):
+            if (PUBLISHED / (name + suffix)).exists():
+                (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(PUBLISHED / (name + suffix), tmp_path / (name + suffix))
+    other = tmp_path / "cpu-small/ptb/full-s0.json"  # stale in its method part as well
+    record = json.loads(other.read_text())
+    record["manifest"]["key"]["method"] = "0" * 16
+    other.write_text(json.dumps(store.seal(record)))
+    entries = [catalogue.entry(name) for name in ("grid-ptb", "dp-compare", "whitebox")]
+    monkeypatch.setitem(store.NUMERICS, "attack-metrics", store.NUMERICS["attack-metrics"] + 1)
+    before = {s.path: s for s in status.check(entries, root=tmp_path) if s.state != "missing"}
+    assert {s.changed for s in before.values()} == {("derived",), ("derived", "method")}
+    assert sorted(status.refresh(list(before.values()), root=tmp_path)) == sorted(n + ".json" for n in names)
+    after = {s.path: s.state for s in status.check(entries, root=tmp_path) if s.state != "missing"}
+    assert after == {**{n + ".json": "current" for n in names}, "cpu-small/ptb/full-s0.json": "stale"}
+    for name in names:
+        old, new = (json.loads(p.read_text()) for p in (PUBLISHED / (name + ".json"), tmp_path / (name + ".json")))
+        assert new["manifest"]["metrics_refreshed"]["from_key"] == old["manifest"]["key"]
+        assert {k: v for k, v in new.items() if k not in ("manifest", "checksum")} == {
+            k: v for k, v in old.items() if k not in ("manifest", "checksum")
+        }
+
+
 def test_damaged_and_missing_records_are_named(tmp_path):
     entry = catalogue.entry("grid-ptb")
     (tmp_path / "cpu-small" / "ptb").mkdir(parents=True)

@@ -295,6 +295,16 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
+def checkpoint_numbers(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
+    """The epochs a frontier scored its checkpoints after, read from its points (glued, so that the page does not
+    type them): ``<prefix>checkpoints`` in words ("1, 2 and 4") and ``<prefix>epochs``, the runs' length."""
+    epochs = sorted(int(e) for e in set(points["epoch"]) if e > 0)
+    if not epochs:
+        raise ValueError("the frontier has no checkpoint after epoch 0")
+    words = ", ".join(map(str, epochs[:-1])) + " and " + str(epochs[-1]) if len(epochs) > 1 else str(epochs[0])
+    return {f"{KEY}_{prefix}checkpoints": words, f"{KEY}_{prefix}epochs": epochs[-1]}
+
+
 def frontier_points(frontier: dict) -> pd.DataFrame:
     """:func:`points_frame` of every seed of a frontier (:func:`load_frontier_seeds`), with a ``seed`` column."""
     parts = [
@@ -358,7 +368,7 @@ def matched_frame(
                 continue
             targets = np.array([_targets(pair, baseline) for pair in units])  # each seed's own texts and runs
             out = matching.matched_seeds(
-                units, targets, attack, metric, baseline, scale.engine.bootstrap_resamples, seed=0, monte_carlo=True
+                units, targets, attack, metric, baseline, scale.engine.bootstrap_resamples, seed=0
             )
             targets = out[name].targets
             diff = out[f"{name} - {baseline}"]
@@ -446,9 +456,7 @@ def rank_matched(curves: dict, scale: Scale) -> pd.DataFrame:
     for dataset, by_variant in curves.items():
         pair = {"lora-r16": by_variant["lora-r16"], "lora-r8": by_variant["lora-r8"]}
         target = _targets(pair, "lora-r16", (0.0, 0.5))  # the best utility both reach, and half way to the base
-        out = matching.matched(
-            pair, target, baseline="lora-r16", resamples=scale.engine.bootstrap_resamples, monte_carlo=True
-        )
+        out = matching.matched(pair, target, baseline="lora-r16", resamples=scale.engine.bootstrap_resamples)
         d = out["lora-r8 - lora-r16"]
         for k in range(len(target)):
             rows.append(
@@ -502,7 +510,7 @@ def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) 
         for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
             rng = np.random.default_rng([zlib.crc32(f"{d}/{v}".encode()), k])
             ci = metrics.seeds_interval(
-                metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples, monte_carlo=True
+                metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples
             )
             row |= {name: ci.value, f"{name}_low": ci.low, f"{name}_high": ci.high}
         rows.append(row)
@@ -577,7 +585,7 @@ def grid_differences(
             arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
             for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
                 rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
-                ci = metrics.paired_difference(metric, arms, rng, scale.engine.bootstrap_resamples, monte_carlo=True)
+                ci = metrics.paired_difference(metric, arms, rng, scale.engine.bootstrap_resamples)
                 rows.append(
                     {"dataset": d, "a": a, "b": b, "metric": name, "seeds": len(seeds)}
                     | {"diff": ci.value, "low": ci.low, "high": ci.high}
@@ -1748,7 +1756,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
         scores = cell_scores(record, scale)
         m, n = lira_signals(scores["members_target"], scores["nonmembers_target"], refs["members"], refs["nonmembers"])
         ci = metrics.bootstrap(
-            metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples, monte_carlo=True
+            metrics.roc_auc, m, n, np.random.default_rng([seed, 5]), scale.engine.bootstrap_resamples
         )
         rows.append(
             {

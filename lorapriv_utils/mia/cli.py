@@ -183,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument(
         "--update-readme", action="store_true", help="rewrite that table in README.md from the committed records"
     )
+    status.add_argument(
+        "--refresh",
+        action="store_true",
+        help="recompute from their stored scores the metrics of the records whose metrics' settings alone changed "
+        "(no training; Enron and PubMed records need --data-dir)",
+    )
     for name, (_, what) in PRODUCERS.items():  # their own parsers read the arguments (``--help`` after the name)
         sub.add_parser(name, help=what + f" (python -m lorapriv_utils {name} --help)", add_help=False)
     return parser

@@ -201,7 +201,6 @@ def matched(
     resamples: int = 200,
     seed: int = 0,
     level: float = 0.95,
-    monte_carlo: bool = False,
 ) -> dict[str, Matched]:
     """Each variant's metric at the target perplexities; with ``baseline``, also each variant's
     difference from the baseline variant (key ``"<variant> - <baseline>"``), from the same resamples.
@@ -212,7 +211,7 @@ def matched(
     resamples texts within each half, the same texts for every point of every variant (paired).
     One training seed: :func:`matched_seeds` is the same over several.
     """
-    return matched_seeds([curves], targets, attack, metric, baseline, resamples, seed, level, monte_carlo)
+    return matched_seeds([curves], targets, attack, metric, baseline, resamples, seed, level)
 
 
 def matched_seeds(
@@ -224,7 +223,6 @@ def matched_seeds(
     resamples: int = 200,
     seed: int = 0,
     level: float = 0.95,
-    monte_carlo: bool = False,
 ) -> dict[str, Matched]:
     """:func:`matched` over training seeds (``seeds``: each seed's curves, the same variants in each): the mean
     over seeds of each seed's cross-fitted value, with the interval of a two-stage bootstrap that draws the seeds
@@ -234,8 +232,8 @@ def matched_seeds(
 
     ``targets``: one row of perplexities for every seed, or one row per seed, since a seed's split holds its own
     validation texts and perplexities on different texts are not on one scale (level k is then the same utility
-    relative to each seed's own runs).  The result's ``targets`` is their geometric mean over seeds.
-    ``monte_carlo``: the intervals' ends widened by their Monte Carlo error (:func:`resampling.percentile`)."""
+    relative to each seed's own runs).  The result's ``targets`` is their geometric mean over seeds.  The
+    intervals' ends are widened by their Monte Carlo error, as every interval of :func:`resampling.percentile`."""
     if not seeds:
         raise ValueError("matched_seeds needs at least one seed's curves")
     names = list(seeds[0])
@@ -295,7 +293,7 @@ def matched_seeds(
         for k in range(value.size):  # a resample can move the front so that a target is unbracketed there
             finite = stack[:, k][np.isfinite(stack[:, k])]
             if np.isfinite(value[k]) and finite.size >= resamples / 2:
-                low[k], high[k] = resampling.percentile(finite, level, monte_carlo)
+                low[k], high[k] = resampling.percentile(finite, level)
         result[key] = Matched(shown, value, low, high)
     return result
 

@@ -147,13 +147,12 @@ def bootstrap(
     rng: np.random.Generator,
     resamples: int = 1000,
     level: float = 0.95,
-    monte_carlo: bool = False,
 ) -> Interval:
-    """Percentile bootstrap interval of ``metric(members, non-members)``, resampling each group separately
-    (``monte_carlo``: its ends widened by their Monte Carlo error, :func:`resampling.percentile`)."""
+    """Percentile bootstrap interval of ``metric(members, non-members)``, resampling each group separately (its
+    ends widened by their Monte Carlo error, as every interval of :func:`resampling.percentile`)."""
     m, n = _signals(member_signal, "member_signal"), _signals(nonmember_signal, "nonmember_signal")
     draws = [metric(m[i], n[j]) for i, j in resampling.resamples(rng, (m.size, n.size), resamples)]
-    low, high = resampling.percentile(draws, level, monte_carlo)
+    low, high = resampling.percentile(draws, level)
     return Interval(float(metric(m, n)), low, high, level)
 
 
@@ -180,7 +179,6 @@ def paired_difference(
     rng: np.random.Generator,
     resamples: int = 1000,
     level: float = 0.95,
-    monte_carlo: bool = False,
 ) -> Interval:
     """The mean over training seeds of ``metric(a) - metric(b)``, with a percentile interval from a two-stage
     bootstrap: each resample draws the seeds with replacement, then, within each drawn seed, its members and its
@@ -200,7 +198,7 @@ def paired_difference(
         np.mean([difference(*arms[k], i, j) for k, (i, j) in draw])
         for draw in resampling.nested_resamples(rng, sizes, resamples)
     ]
-    low, high = resampling.percentile(draws, level, monte_carlo)
+    low, high = resampling.percentile(draws, level)
     return Interval(point, low, high, level)
 
 
@@ -210,7 +208,6 @@ def seeds_interval(
     rng: np.random.Generator,
     resamples: int = 1000,
     level: float = 0.95,
-    monte_carlo: bool = False,
 ) -> Interval:
     """One arm's ``metric`` averaged over training seeds (each seed's (members, non-members) signals), with the
     percentile interval of :func:`paired_difference`'s two-stage bootstrap: seeds, then texts within a seed."""
@@ -223,7 +220,7 @@ def seeds_interval(
         np.mean([metric(arms[k][0][i], arms[k][1][j]) for k, (i, j) in draw])
         for draw in resampling.nested_resamples(rng, sizes, resamples)
     ]
-    low, high = resampling.percentile(draws, level, monte_carlo)
+    low, high = resampling.percentile(draws, level)
     return Interval(point, low, high, level)
 
 

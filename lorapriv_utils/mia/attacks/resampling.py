@@ -47,8 +47,9 @@ def nested_resamples(
     return out
 
 
-def percentile(draws, level: float = 0.95, monte_carlo: bool = False) -> tuple[float, float]:
-    """The percentile interval of level ``level`` of the bootstrap draws of one quantity.
+def percentile(draws, level: float = 0.95, monte_carlo: bool = True) -> tuple[float, float]:
+    """The percentile interval of level ``level`` of the bootstrap draws of one quantity: every interval of the
+    book (``monte_carlo=False``, the plain percentile ends, only to show what the band adds).
 
     ``monte_carlo``: each end moved out to the far end of its own 95% Monte Carlo band, the order statistics that
     bound that quantile of the bootstrap distribution given only these draws (``scipy.stats.quantile_test``'s

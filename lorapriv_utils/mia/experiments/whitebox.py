@@ -45,7 +45,7 @@ from tqdm.auto import tqdm
 
 from ...files import atomic_write_text
 from ...numbers import check_order
-from ...provenance import measured_on
+from ...provenance import git_commit, measured_on
 from ..attacks import metrics as mia_metrics
 from ..engine import finetune
 from ..engine.data import TextWindows
@@ -244,6 +244,18 @@ def summarize(rows: list[dict], rank: int, ppl: float, seed: int, resamples: int
             "separated": bool(d_in.min() > d_out.max()),
         }
     return out
+
+
+def refreshed(record: dict, spec: dict) -> dict:
+    """A game record whose derived part alone is stale (``specs.MEASUREMENT_DERIVED``), each rank's row summarized
+    again from its stored distances (no game played), the refresh stamped and the record re-sealed under ``spec``."""
+    from ...store import seal
+
+    record["rows"] = [
+        summarize(row["targets"], row["rank"], row["validation_perplexity"], record["seed"]) for row in record["rows"]
+    ]
+    record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
+    return seal(record, spec)
 
 
 def game_record(

@@ -252,6 +252,9 @@ MEASUREMENTS = {
     "whitebox": (("whitebox", *ENGINE_COMPONENTS, "lora", "lorafa"), ("lora",)),
     "rowscale-cost": (("rowscale-cost", "lora", "lorafa", "rowscale"), ("rowscale",)),
 }
+# the measurements that store numbers derived from their raw results (white-box game: its AUCs' bootstrap
+# intervals over the targets' distances), recomputed without the measurement when only these numerics change
+MEASUREMENT_DERIVED = {"whitebox": ("attack-metrics",)}
 
 
 def measurement_spec(kind: str, scale: Scale) -> dict:
@@ -261,9 +264,12 @@ def measurement_spec(kind: str, scale: Scale) -> dict:
         raise KeyError(f"unknown measurement {kind!r}; choose one of {', '.join(MEASUREMENTS)}")
     components, reads = MEASUREMENTS[kind]
     engine = scale.engine
-    return {
+    spec = {
         "measurement": {"kind": kind, "seed": scale.seed, **{name: asdict(getattr(engine, name)) for name in reads}},
         "base": base_spec(engine),
         "numerics": numerics(*components),
         "versions": versions(),
     }
+    if kind in MEASUREMENT_DERIVED:
+        spec["derived"] = {"numerics": numerics(*MEASUREMENT_DERIVED[kind])}
+    return spec

@@ -36,6 +36,7 @@ class Status:
     state: str
     detail: str = ""
     wall_seconds: float | None = None  # the record's own measured wall time
+    changed: tuple[str, ...] = ()  # a stale record's changed key parts
 
 
 def wall_seconds(record: dict) -> float | None:
@@ -141,7 +142,7 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
         old = record["manifest"].get("spec")
         fields = [f for f in spec_differences(old, spec) if f.split(".")[0] in changed] if old else []
         detail = ", ".join(changed) + " changed" + (f" ({', '.join(fields[:6])})" if fields else "")
-        return Status(name, entry.name, "stale", "; ".join(filter(None, (detail, unchecked))), wall)
+        return Status(name, entry.name, "stale", "; ".join(filter(None, (detail, unchecked))), wall, tuple(changed))
     return Status(name, entry.name, "current", unchecked, wall)
 
 
@@ -155,6 +156,52 @@ def check(entries=CATALOGUE, root: Path = PUBLISHED, data_dir=None) -> list[Stat
             out.append(Status(entry.pattern, entry.name, "missing", f"regenerate with make {entry.make}"))
         out += [check_record(entry, path, corpora, root) for path in paths]
     return out
+
+
+def _refresh_cell(entry: Entry, path: Path, record: dict, spec: dict, data_dir) -> None:
+    from ..experiments.runner import Overrides, Runner
+
+    options = _options(record["manifest"])
+    overrides = {k: tuple(v) if k == "lr_grid" and v is not None else v for k, v in options["overrides"].items()}
+    work = Runner(get_scale(entry.scale), path.parent, Overrides(**overrides), data_dir, reference=options["reference"])
+    work.refresh_metrics(Cell(**record["manifest"]["cell"]), path, record, spec)
+
+
+def _refresh_dp_compare(entry: Entry, path: Path, record: dict, spec: dict, data_dir) -> None:
+    from ..experiments import dp_compare
+    from ..experiments.runner import Runner
+
+    dp_compare.refresh(Runner(get_scale(entry.scale), path.parent), DPCell(**record["cell"]), path, spec, record)
+
+
+def _refresh_whitebox(entry: Entry, path: Path, record: dict, spec: dict, data_dir) -> None:
+    from ...store import write_record
+    from ..experiments import whitebox
+
+    write_record(path, whitebox.refreshed(record, spec))
+
+
+# kind: how a record whose ``derived`` key part alone is stale is brought up to date from what it stores
+REFRESHERS = {"cell": _refresh_cell, "dp-compare": _refresh_dp_compare, "whitebox": _refresh_whitebox}
+
+
+def refresh(statuses: list[Status], root: Path = PUBLISHED, data_dir=None) -> list[str]:
+    """Recompute the derived numbers (attack metrics and their intervals) of every record whose ``derived`` key part
+    alone is stale, from its stored scores or raw results: no training.  Returns the paths refreshed."""
+    entries = {entry.name: entry for entry in CATALOGUE}
+    done = []
+    for s in statuses:
+        entry = entries[s.entry]
+        if s.state != "stale" or s.changed != ("derived",) or entry.kind not in REFRESHERS:
+            continue
+        path = root / s.path
+        record = read_record(path, kinds_of(entry.kind))
+        spec, unchecked = record_spec(entry, record, _Corpora(data_dir))
+        if unchecked:
+            raise SystemExit(f"lorapriv status --refresh: {s.path}: {unchecked}; give --data-dir")
+        REFRESHERS[entry.kind](entry, path, record, spec, data_dir)
+        done.append(s.path)
+    return done
 
 
 def format_duration(seconds: float) -> str:
@@ -256,6 +303,10 @@ def main(args) -> int:
         print(f"updated the table of committed results in {readme}")
         return 0
     statuses = check(root=root, data_dir=args.data_dir)
+    if getattr(args, "refresh", False):
+        refreshed = refresh(statuses, root, args.data_dir)
+        print(f"refreshed the derived numbers of {len(refreshed)} records from their stored scores")
+        statuses = check(root=root, data_dir=args.data_dir)
     listed = root / ALLOWED_STALE.name
     allowed = allowed_stale(listed) if listed.exists() else {}
     print(report(statuses, verbose=args.verbose, allowed=allowed))
