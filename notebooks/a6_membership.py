@@ -61,7 +61,7 @@ grid = a6.grid_frame(records)
 summary = a6.grid_summary(grid)
 curves = a6.load_frontier(scale)
 points = a6.points_frame(curves)
-for name, value in (measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.checkpoint_numbers(points, "frontier_")).items():
+for name, value in (measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.frontier_design(points, "frontier_")).items():
     glue(name, value, display=False)
 print(
     f"scale {scale.name}: {len(grid)} grid cells ({grid['seed'].nunique()} seeds), "
@@ -331,7 +331,7 @@ display_table(
 pre_frontier = a6.load_frontier_seeds(pretrained_scale)
 pre_all_points = a6.frontier_points(pre_frontier)
 pre_points = pre_all_points[pre_all_points["seed"] == 0]
-for name, value in a6.checkpoint_numbers(pre_all_points, "pre_frontier_").items():
+for name, value in a6.frontier_design(pre_all_points, "pre_frontier_").items():
     glue(name, value, display=False)
 display_table(
     pre_all_points[["dataset", "variant", "seed", "lr", "epoch", "ppl", "auc", "tpr1"]].rename(

@@ -716,13 +716,23 @@ def test_the_protocol_table_states_the_design_the_committed_pretrained_records_r
         assert {k: numbers[f"a6_membership_{k}"] for k in ran} == ran, path.name
 
 
-def test_the_frontier_s_checkpoints_are_read_from_its_points_not_typed():
-    points = pd.DataFrame({"epoch": [0, 1, 2, 4, 8, 8, 2]})
-    assert a6.checkpoint_numbers(points, "frontier_") == {
+def test_the_frontier_s_design_is_read_from_its_points_not_typed():
+    points = pd.DataFrame(
+        {
+            "dataset": ["d"] * 7 + ["e"] * 2,
+            "variant": ["full", "full", "full", "full", "lora", "lora", "lora", "full", "full"],
+            "lr": [0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.3, 0.5, 0.5],
+            "epoch": [0, 1, 2, 4, 8, 8, 2, 0, 1],
+        }
+    )
+    assert a6.frontier_design(points, "frontier_") == {
         "a6_membership_frontier_checkpoints": "1, 2, 4 and 8",
         "a6_membership_frontier_epochs": 8,
+        "a6_membership_frontier_rates_min": 1,  # full on corpus e (epoch 0, the base, is no rate)
+        "a6_membership_frontier_rates_max": 2,
     }
-    assert a6.checkpoint_numbers(pd.DataFrame({"epoch": [0, 3]}), "x_")["a6_membership_x_checkpoints"] == "3"
+    one = a6.frontier_design(points.assign(epoch=[0, 3, 3, 3, 3, 3, 3, 0, 3]), "x_")
+    assert one["a6_membership_x_checkpoints"] == "3"
     with pytest.raises(ValueError, match="no checkpoint after epoch 0"):
-        a6.checkpoint_numbers(pd.DataFrame({"epoch": [0]}), "")
-    assert not set(a6.checkpoint_numbers(points, "pre_frontier_")) & set(a6.design_numbers())  # no glue name twice
+        a6.frontier_design(points.assign(epoch=0), "")
+    assert not set(a6.frontier_design(points, "pre_frontier_")) & set(a6.design_numbers())  # no glue name twice

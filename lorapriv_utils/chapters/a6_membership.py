@@ -295,14 +295,21 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
-def checkpoint_numbers(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
-    """The epochs a frontier scored its checkpoints after, read from its points (glued, so that the page does not
-    type them): ``<prefix>checkpoints`` in words ("1, 2 and 4") and ``<prefix>epochs``, the runs' length."""
+def frontier_design(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
+    """A frontier's design read from its points (glued, so that the page does not type it): the epochs it scored
+    checkpoints after, ``<prefix>checkpoints`` in words ("1, 2 and 4"), ``<prefix>epochs``, the runs' length, and
+    the fewest and most learning rates a method ran at on one corpus (``<prefix>rates_min``, ``_max``)."""
     epochs = sorted(int(e) for e in set(points["epoch"]) if e > 0)
     if not epochs:
         raise ValueError("the frontier has no checkpoint after epoch 0")
     words = ", ".join(map(str, epochs[:-1])) + " and " + str(epochs[-1]) if len(epochs) > 1 else str(epochs[0])
-    return {f"{KEY}_{prefix}checkpoints": words, f"{KEY}_{prefix}epochs": epochs[-1]}
+    rates = points.loc[points["epoch"] > 0].groupby(["dataset", "variant"])["lr"].nunique()
+    return {
+        f"{KEY}_{prefix}checkpoints": words,
+        f"{KEY}_{prefix}epochs": epochs[-1],
+        f"{KEY}_{prefix}rates_min": int(rates.min()),
+        f"{KEY}_{prefix}rates_max": int(rates.max()),
+    }
 
 
 def frontier_points(frontier: dict) -> pd.DataFrame:
@@ -1487,6 +1494,7 @@ def key_numbers(
         "considerable_full": CONSIDERABLE_FULL,
         "slight_gain": SLIGHT_GAIN,
         "slight": SLIGHT,
+        "agreement_pct": 100 * AGREEMENT_RTOL,
     }
     for d in dict.fromkeys(summary["dataset"]):
         short = SHORT.get(d, d.replace("-", ""))
@@ -1629,6 +1637,7 @@ __all__ = [
     "differences_display",
     "front_frame",
     "frontier_points",
+    "frontier_design",
     "frontier_numbers",
     "gain_share",
     "paired_utility",
