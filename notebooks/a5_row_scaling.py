@@ -156,7 +156,8 @@ display_table(acct, caption="What DP-SGD's accountants certify at §5.1's multip
 # forms. The fair baseline is LoRA-FA, LoRA with the same frozen $A$ and trainable $B$, so that
 # the ratio is the cost of row scaling alone; plain LoRA (which also trains $A$) is shown beside
 # it. `python -m lorapriv_utils cost PATH.json` (part of `make results-a5`) trains each for one
-# epoch on the scale's model (each run in its own process, three runs each) and stores the medians in
+# epoch on the scale's model (each run in its own process, {glue:text}`a5_row_scaling_cost_runs:g` runs each) and stores the
+# medians in
 # `results/published/bench/rowscale_cost.json`, which this page loads; peak memory is counted
 # above a process that builds the same model and data without training. With
 # `LORAPRIV_SCALE=cpu-large` it does the same on the larger CPU scale's model (4 layers, width 128,
@@ -184,10 +185,10 @@ display_table(a5_row_scaling.cost_table(cost, larger_cost), caption="Row scaling
 # DP-SGD (on the LoRA factors, as in the grid) runs twice: at the multiplier that §5.1 assigns to
 # row-scaled LoRA here, and at $\sigma = 1$, whose certificate the audit must not exceed. The
 # canary AUC beside each bound measures the same separation without a threshold: the mean over
-# seeds, with a 95% interval from a bootstrap over seeds and then canaries. Training runs four
-# times the grid's epochs, the same for every method.
+# seeds, with a 95% interval from a bootstrap over seeds and then canaries. Training runs
+# {glue:text}`a5_row_scaling_audit_epochs:g` epochs (the grid's: {glue:text}`/notebooks/a6_membership.ipynb::a6_membership_small_epochs:g`), the same for every method.
 #
-# The seeds (1 to 3) are fresh: an exploratory run with seed 0 on Penn Treebank chose this design,
+# The seeds ({glue:text}`a5_row_scaling_audit_seed_first:g` to {glue:text}`a5_row_scaling_audit_seed_last:g`) are fresh: an exploratory run with seed 0 on Penn Treebank chose this design,
 # and its coins are not reused. The corpus is the synthetic e-mails because every method learns
 # them; on Penn Treebank the base model had already been trained on that text, and LoRA's
 # perplexity did not move.
@@ -197,7 +198,7 @@ audits = a5_row_scaling.load_audits()
 audit = a5_row_scaling.audit_table(audits, scale)
 display_table(audit.drop(columns="name"), caption="The canary audit, one row per method, over the design's seeds.")
 
-# %% mystnb={"figure": {"caption": "The canary audit of fixed design on synthetic e-mails, one row per method, over three fresh seeds: how well the loss drop separates included from excluded canaries (canary AUC, the mean over seeds with a 95% interval over seeds and canaries; dashed: chance) and the smallest epsilon lower bound of the seeds. Full fine-tuning is caught on every seed; every method that trains only the LoRA factors, with or without row scaling or DP-SGD's noise, sits at chance.", "name": "fig-a5-audit"}, "image": {"alt": "Two panels sharing one row per method. Left: canary AUC dots with interval bars; full fine-tuning at the far right, the four LoRA-factor methods clustered on the dashed chance line. Right: a bar of the epsilon lower bound for full fine-tuning only; the other methods have none."}}
+# %% mystnb={"figure": {"caption": "The canary audit of fixed design on synthetic e-mails, one row per method, over the design's fresh seeds: how well the loss drop separates included from excluded canaries (canary AUC, the mean over seeds with a 95% interval over seeds and canaries; dashed: chance) and the smallest epsilon lower bound of the seeds. Full fine-tuning is caught on every seed; every method that trains only the LoRA factors, with or without row scaling or DP-SGD's noise, sits at chance.", "name": "fig-a5-audit"}, "image": {"alt": "Two panels sharing one row per method. Left: canary AUC dots with interval bars; full fine-tuning at the far right, the methods that train only the LoRA factors clustered on the dashed chance line. Right: a bar of the epsilon lower bound for full fine-tuning only; the other methods have none."}}
 audit_fig = plots.audit_plot(audit)
 
 # %% [markdown]

@@ -61,7 +61,9 @@ grid = a6.grid_frame(records)
 summary = a6.grid_summary(grid)
 curves = a6.load_frontier(scale)
 points = a6.points_frame(curves)
-for name, value in (measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.frontier_design(points, "frontier_")).items():
+for name, value in (
+    measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.frontier_design_numbers(points, "frontier_")
+).items():
     glue(name, value, display=False)
 print(
     f"scale {scale.name}: {len(grid)} grid cells ({grid['seed'].nunique()} seeds), "
@@ -82,7 +84,7 @@ print(
 pretrained_scale = SCALES[a6.PRETRAINED]
 pretrained = a6.load_grid(pretrained_scale)
 pretrained_grid = a6.grid_frame(pretrained)
-seed_bases = a6.load_bases(pretrained_scale, seed=None)  # each seed's split has its own validation texts
+seed_bases = a6.load_seed_bases(pretrained_scale)  # each seed's split has its own validation texts
 pretrained_summary = a6.grid_summary(pretrained_grid, seed_bases)
 larger = a6.load_grid(SCALES[a6.LARGER])
 larger_grid = a6.grid_frame(larger)
@@ -220,7 +222,10 @@ display_table(a6.attack_table(summary), caption="AUC of four attacks, default sc
 # losses (seed 0; *eq. 24 AUC* is eq. 24 on the same cell).
 
 # %%
-display_table(a6.lira_table(records, scale), caption="Offline LiRA against eq. 24 on the same cells, seed 0.")
+lira = a6.lira_table(records, scale)
+for name, value in a6.lira_numbers(lira).items():
+    glue(name, value, display=False)
+display_table(lira, caption="Offline LiRA against eq. 24 on the same cells, seed 0.")
 
 # %% mystnb={"figure": {"caption": "ROC curves of each attack on log-log axes (Penn Treebank, seed 0), one line per method; offline LiRA where its reference models were trained. The dotted diagonal is chance; the dashed line marks the smallest false-positive rate the non-members resolve.", "name": "fig-a6-roc"}, "image": {"alt": "Log-log panels of true-positive against false-positive rate, one per attack, with one curve per fine-tuning method and the chance diagonal."}}
 roc, signals = a6.roc_curves(records, "ptb", 0, scale)
@@ -234,7 +239,7 @@ hist_fig = plots.score_distributions_plot(signals, labels)
 # ## The privacy-utility frontier, on the default scale's toy GPT-2
 #
 # Each method at every learning rate of its grid, scored after {glue:text}`a6_membership_frontier_checkpoints` epochs of
-# a {glue:text}`a6_membership_frontier_epochs:g`-epoch run with linear decay (and the base model at epoch 0, whose AUC is 0.5 by construction: eq. 24 scores
+# runs of {glue:text}`a6_membership_frontier_epochs:g` epochs with linear decay (and the base model at epoch 0, whose AUC is 0.5 by construction: eq. 24 scores
 # the base against itself as the reference, so its point marks where fine-tuning starts and says nothing about
 # how alike members and non-members look to it). A point is a checkpoint one
 # could release; a method's *front* keeps its most private checkpoint at each perplexity. The
@@ -314,7 +319,7 @@ display_table(
 #
 # The same comparisons at equal perplexity on SmolLM2-135M-Instruct, where they decide A-6.attribution. This
 # frontier is smaller than the toy scale's: checkpoints after {glue:text}`a6_membership_pre_frontier_checkpoints` epochs
-# of a {glue:text}`a6_membership_pre_frontier_epochs:g`-epoch run, LoRA r = 8 and 16 at
+# of runs of {glue:text}`a6_membership_pre_frontier_epochs:g` epochs, LoRA r = 8 and 16 at
 # the rates their seed-0 grid cells chose (seed 1 reuses them, though on PubMed its own cells chose another rate for
 # LoRA r = 8 and adapter fine-tuning), and full fine-tuning at one rate and adapter fine-tuning at two (the table below),
 # chosen so that their checkpoints reach LoRA's perplexity; seeds 0 and 1 on both corpora (the table's *seed*
@@ -331,7 +336,7 @@ display_table(
 pre_frontier = a6.load_frontier_seeds(pretrained_scale)
 pre_all_points = a6.frontier_points(pre_frontier)
 pre_points = pre_all_points[pre_all_points["seed"] == 0]
-for name, value in a6.frontier_design(pre_all_points, "pre_frontier_").items():
+for name, value in a6.frontier_design_numbers(pre_all_points, "pre_frontier_").items():
     glue(name, value, display=False)
 display_table(
     pre_all_points[["dataset", "variant", "seed", "lr", "epoch", "ppl", "auc", "tpr1"]].rename(
@@ -374,8 +379,8 @@ display_table(
 # %%
 display_table(
     a6.matched_display(pre_matched["r16"], "lora-r16"),
-    caption="SmolLM2-135M-Instruct: LoRA r = 8 against r = 16 at matched perplexity (AUC; seed 0, the only seed "
-    "r = 16 ran, with 95% intervals over texts).",
+    caption="SmolLM2-135M-Instruct: LoRA r = 8 against r = 16 at matched perplexity (AUC; means over the seeds both "
+    "ran, with 95% intervals over seeds and texts).",
 )
 
 # %% [markdown]
@@ -460,6 +465,7 @@ claims = a6.claims(
     differences=differences,
     projection=projection,
     pretrained_matched=pre_matched,
+    frontiers={scale.name: a6.frontier_design(points), a6.PRETRAINED: a6.frontier_design(pre_all_points)},
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")

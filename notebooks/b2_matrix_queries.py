@@ -140,6 +140,8 @@ display_table(
     instance[["r", "steps", "sgd_residual_shown", "adamw_best_residual", "multiple_rel_error_shown"]],
     caption="LoRA-FA's merged change against c M G, with SGD and AdamW.",
 )
+for name, value in b2_matrix_queries.instance_numbers(instance).items():
+    glue(name, value, display=False)
 
 # %% [markdown]
 # The entries of $A$, times $\sqrt r$, as this book's code draws them and as PEFT initialises them by
@@ -153,8 +155,8 @@ display_table(inits, caption="A's entries times sqrt(r), as this book's code and
 # ## The DP game on a trained GPT-2
 #
 # The book's toy GPT-2 is trained with LoRA-FA ($A$ frozen, $B$ trained, no noise) on the first
-# 100 Penn Treebank member texts, by full-batch plain SGD for 10 steps, so that $A$ is
-# training's only randomness. For each of 16 candidate texts $x$, the release is trained either
+# {glue:text}`b2_matrix_queries_game_texts:g` Penn Treebank member texts, by full-batch plain SGD for {glue:text}`b2_matrix_queries_game_steps:g` steps, so that $A$ is
+# training's only randomness. For each of {glue:text}`b2_matrix_queries_game_targets:g` candidate texts $x$, the release is trained either
 # with $x$ ("in") or without it ("out"), and the adversary, who knows the other texts and the
 # recipe, replays training without $x$. With $A$ released it replays with that $A$ and measures
 # how far the release's $B$ lies from its replay's. With $A$ kept secret it sees only the merged
@@ -175,9 +177,9 @@ display_table(
 )
 
 # %% [markdown]
-# The fitted attack's settings (relaxation 1.5 and five refits) were tuned on an earlier draw of 16 targets; this
-# run draws 16 fresh ones, and starts the fit at $K = (m/r)\,I$. The record also keeps each target's distance after
-# every refit at three relaxations (1, 1.5 and 2), so the choice can be held out within this draw too: relaxation
+# The fitted attack's settings (relaxation {glue:text}`b2_matrix_queries_game_fit_relax:g` and {glue:text}`b2_matrix_queries_game_fit_rounds:g` refits) were tuned on an earlier draw of
+# targets; this run draws {glue:text}`b2_matrix_queries_game_targets:g` fresh ones, and starts the fit at $K = (m/r)\,I$. The record also keeps each
+# target's distance after every refit at relaxations from {glue:text}`b2_matrix_queries_game_fit_relax_low:g` to {glue:text}`b2_matrix_queries_game_fit_relax_high:g`, so the choice can be held out within this draw too: relaxation
 # and number of refits chosen on one half of the targets (the highest AUC; on a tie the fewest refits, then the
 # smallest relaxation), read on the other half, both ways round.
 

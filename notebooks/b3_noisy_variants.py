@@ -123,7 +123,8 @@ display_table(
 # ## DP training at one noise level: does training fewer weights help?
 #
 # The book's toy GPT-2 fine-tuned on Penn Treebank by DP-SGD (Opacus, a text as the privacy unit,
-# Poisson sampling at rate 16/800, clipping $C = 1$, four epochs) on four sets of weights: all of
+# Poisson sampling at rate 16/800, clipping $C = 1$, {glue:text}`/notebooks/a6_membership.ipynb::a6_membership_small_epochs:g`
+# epochs) on four sets of weights: all of
 # them (but the position embedding, which Opacus cannot clip per text), the attention matrices
 # `c_attn` at full rank, the $B$ factors of a rank-8 LoRA with $A$ frozen (DP-LoRA-FA), and both
 # factors. Each set's learning rate is the one with the lowest validation perplexity over the
@@ -155,7 +156,7 @@ display_table(
 dp_paired = b3.paired_table(dp_records)
 display_table(dp_paired, caption="Paired differences in attack AUC at equal noise, with 95% intervals.")
 
-# %% mystnb={"figure": {"caption": "Reference-attack AUC (mean over two seeds, bars: the seeds' range) against mean validation perplexity for DP-SGD on four weight sets of the toy GPT-2 and for compressed DP-SGD, at noise multipliers 0 (clipping only), 0.5, 1 and 2 (compressed DP-SGD: at the smaller noise that gives it the same certified epsilon). The dashed line is the base model's perplexity, the dotted one chance. Without noise the full model is attacked far more than the others; with noise the points crowd near chance and near the base model's perplexity.", "name": "fig-b3-dp-weights"}, "image": {"alt": "Scatter of attack AUC against perplexity with bars, one marker per weight set and one colour per noise multiplier; the no-noise full-model point lies far above the rest, and the noisy points cluster near AUC 0.5 to 0.6 close to the base model's perplexity."}}
+# %% mystnb={"figure": {"caption": "Reference-attack AUC (mean over the seeds, bars: their range) against mean validation perplexity for DP-SGD on four weight sets of the toy GPT-2 and for compressed DP-SGD, at noise multipliers 0 (clipping only), 0.5, 1 and 2 (compressed DP-SGD: at the smaller noise that gives it the same certified epsilon). The dashed line is the base model's perplexity, the dotted one chance. Without noise the full model is attacked far more than the others; with noise the points crowd near chance and near the base model's perplexity.", "name": "fig-b3-dp-weights"}, "image": {"alt": "Scatter of attack AUC against perplexity with bars, one marker per weight set and one colour per noise multiplier; the no-noise full-model point lies far above the rest, and the noisy points cluster near AUC 0.5 to 0.6 close to the base model's perplexity."}}
 dp_fig = plots.dp_weights_plot(b3.dp_means(dp_runs), b3.WEIGHT_LABELS, base_ppl)
 
 # %% [markdown]

@@ -154,7 +154,7 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert "adapter" not in text and text.endswith("base PPL 53.6")
     note = a6.scale_note(a6.PRETRAINED, ran.assign(seeds=1))  # what it ran, from its records; sizes from its scale
     assert "200 texts per part cut to their first 128 tokens, 2 epochs; one seed, so intervals over texts only" in note
-    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; its frontier has two epochs" in note
+    assert "run: Enron sample (enron1, ham): full fine-tuning, LoRA r=8; its frontier has few checkpoints" in note
     assert "; 2 seeds; run:" in a6.scale_note(a6.LARGER, ran.assign(seeds=[2, 2]))
     mixed = ran.assign(seeds=[2, 1])  # the seeds named per run where they differ, never the largest count for all
     assert (
@@ -188,7 +188,7 @@ def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
     assert a6.load_bases(SCALES[a6.PRETRAINED]) == {"enron": 53.6}
     other = seal({**record, "seed": 1, "checkpoints": [{"validation_perplexity": 60.2}]}, kind="frontier-base")
     (folder / "base-s1.json").write_text(json.dumps(other))  # seed 1's split: other validation texts
-    assert a6.load_bases(SCALES[a6.PRETRAINED], seed=None) == {("enron", 0): 53.6, ("enron", 1): 60.2}
+    assert a6.load_seed_bases(SCALES[a6.PRETRAINED]) == {("enron", 0): 53.6, ("enron", 1): 60.2}
     assert a6.load_bases(SCALES[a6.PRETRAINED], seed=1) == {"enron": 60.2}
     record["checkpoints"][0]["validation_perplexity"] = 20.0  # edited without its checksum
     (folder / "base-s0.json").write_text(json.dumps(record))
@@ -416,6 +416,7 @@ def test_the_chapter_on_tiny_results(results):
     assert set(roc["offline LiRA"]) == {"lora-r8"}  # only where references were trained
     liras = a6.lira_table(records, SCALE)
     assert liras["variant"].tolist() == ["lora-r8"] and liras["references"].tolist() == [2]
+    assert a6.lira_numbers(liras) == {"a6_membership_lira_references": 2}  # the page's count, from the records
     assert liras["lira_low"].iloc[0] <= liras["lira_auc"].iloc[0] <= liras["lira_high"].iloc[0]
     fpr, tpr = roc["loss"]["full"]
     assert fpr[0] == 0 and fpr[-1] == 1 and np.all(np.diff(tpr) >= 0)
@@ -725,14 +726,21 @@ def test_the_frontier_s_design_is_read_from_its_points_not_typed():
             "epoch": [0, 1, 2, 4, 8, 8, 2, 0, 1],
         }
     )
-    assert a6.frontier_design(points, "frontier_") == {
+    design = a6.frontier_design(points)
+    # full on corpus e ran one rate (epoch 0, the base, is no rate); full on d two
+    assert design == {"checkpoints": "1, 2, 4 and 8", "epochs": 8, "rates_min": 1, "rates_max": 2}
+    assert a6.frontier_design_numbers(points, "frontier_") == {
         "a6_membership_frontier_checkpoints": "1, 2, 4 and 8",
         "a6_membership_frontier_epochs": 8,
-        "a6_membership_frontier_rates_min": 1,  # full on corpus e (epoch 0, the base, is no rate)
+        "a6_membership_frontier_rates_min": 1,
         "a6_membership_frontier_rates_max": 2,
     }
-    one = a6.frontier_design(points.assign(epoch=[0, 3, 3, 3, 3, 3, 3, 0, 3]), "x_")
-    assert one["a6_membership_x_checkpoints"] == "3"
+    assert a6.design_sentence(design) == (
+        "checkpoints after 1, 2, 4 and 8 epochs of runs of 8 epochs, 1 to 2 learning rates per method and corpus"
+    )
+    one = a6.frontier_design(points.assign(epoch=[0, 3, 3, 3, 3, 3, 3, 0, 3], lr=0.1))
+    assert one["checkpoints"] == "3" and a6.design_sentence(one).endswith(", 1 learning rate per method and corpus")
+    assert "frontier lists" in a6.design_sentence(None)
     with pytest.raises(ValueError, match="no checkpoint after epoch 0"):
-        a6.frontier_design(points.assign(epoch=0), "")
-    assert not set(a6.frontier_design(points, "pre_frontier_")) & set(a6.design_numbers())  # no glue name twice
+        a6.frontier_design(points.assign(epoch=0))
+    assert not set(a6.frontier_design_numbers(points, "pre_frontier_")) & set(a6.design_numbers())  # one name each

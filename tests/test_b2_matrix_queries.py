@@ -61,6 +61,8 @@ def test_b_alone_with_a_secret(tiny_scale):
 def test_lora_step_is_the_projection_only_with_plain_sgd(tiny_scale):
     instance = b2.instance_table([4], steps=2)
     assert instance["sgd_worst_residual"].iloc[0] < 1e-5 and instance["adamw_best_residual"].iloc[0] > 0.1
+    quoted = b2.instance_numbers(instance)["b2_matrix_queries_adamw_residual_min"]
+    assert quoted == pytest.approx(instance["adamw_best_residual"].min(), rel=1e-3)  # the page's "at least"
     inits = b2.init_table(4)
     claim = b2.instance_claim(instance, inits, tiny_scale)
     assert claim.claim_id in registered(b2.KEY)
@@ -135,6 +137,11 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         assert [c.passed for c in b2.game_checks(game)] == [True, separated, fitted is not None]
         numbers = b2.game_numbers(game, loaded)
         assert numbers["b2_matrix_queries_game_minutes"] == 1
+        fit = loaded["fit"]  # the attack's settings as the record played them, not typed
+        assert (numbers["b2_matrix_queries_game_fit_relax"], numbers["b2_matrix_queries_game_fit_rounds"]) == (
+            fit["relax"],
+            fit["rounds"],
+        )
         assert numbers["b2_matrix_queries_game_fitted_separated"] == (fitted is not None) + bool(fitted)
         assert (
             numbers["b2_matrix_queries_game_fitted_peak"] == 1.0
@@ -151,6 +158,7 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         assert claims["A-v8.dp-by-design"].verdict == "fails"
         fitted_check = claims["A-v8.dp-by-design"].checks[-1]
         assert "where DP needs none" in fitted_check.name and fitted_check.passed == (fitted is None)
+        assert fitted_check.role == "caveat"  # separating nothing is the attack's limit, not support for the claim
         assert "trained with LoRA-FA" in claims["A-v8.dp-by-design"].summary
     old = {**record, "rows": [{k: v for k, v in r.items() if k != "fitted"} for r in record["rows"]]}
     del old["checksum"]

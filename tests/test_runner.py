@@ -557,7 +557,8 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     """A run stopped in the middle of a cell's sweep leaves a journal of the rates it finished: the rerun trains
     only the rest (the stopped run's rate again only if it wins, for the reference model) and the target, and its
     record equals an uninterrupted run's, with the stopped run's time counted in its wall time; the journal goes
-    when the record is written, and a journal of another key is not taken over."""
+    when the record is written, and a journal of another key (its derived metrics' settings aside) is not taken
+    over."""
     from lorapriv_utils.mia.engine import finetune
 
     fresh = _published(tiny_tree, CELLS[1:])[0]  # the uninterrupted run, built before the spy counts trainings
@@ -602,6 +603,11 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     assert note["wall_seconds"] == pytest.approx(kept["manifest"]["wall_seconds"])
     assert not journal.exists()
 
+    # a journal whose key differs only in the derived metrics' settings (another bootstrap) holds the same training
+    spec = resumed["manifest"]["spec"]
+    derived = {**copy.deepcopy(spec), "derived": {**spec["derived"], "bootstrap_resamples": 7}}
+    store.write_record(journal, store.seal(copy.deepcopy(kept), derived))
+    assert runner.resumed_work(path, spec, None)["rates"] == {grid_rates[0]: kept["rates"][0]["validation_perplexity"]}
     # a journal of another key (here: another number of epochs) is not taken over
     other = runner.Runner(SCALE, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
     store.write_record(journal, store.seal(copy.deepcopy(kept), other))

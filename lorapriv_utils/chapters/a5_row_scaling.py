@@ -406,6 +406,7 @@ def key_numbers(
         "z_formula": row["z_formula"],
         "z_needed_eps8": row["z_needed_eps8"],
         "eps_prv_at_needed": row["eps_prv_at_needed"],
+        "eps_pld_at_needed": row["eps_pld_at_needed"],
         "needed_over_formula_min": (acct["z_needed_eps8"] / acct["z_formula"]).min(),
         "needed_over_formula_max": (acct["z_needed_eps8"] / acct["z_formula"]).max(),
         "independent_draws": eq23.loc[eq23["structure"] == "independent", "draws"].min(),
@@ -417,6 +418,9 @@ def key_numbers(
         "random_ratio": mult[mult["geometry"] == "random"]["ratio"].min(),
         "time_ratio": cost["time_ratio"],
         "memory_ratio": cost["memory_ratio"],
+        "cost_runs": cost["runs"],
+        "cost_limit": COST_LIMIT,
+        "strict_cost_limit": STRICT_COST_LIMIT,
     }
     if larger is not None:
         numbers |= {"larger_time_ratio": larger["time_ratio"], "larger_memory_ratio": larger["memory_ratio"]}
@@ -859,6 +863,8 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
         "audit_canaries": int(row["canaries"].iloc[0]),
         "audit_guesses": int(row["guesses"].iloc[0]),
         "audit_seeds": len({r["manifest"]["cell"]["seed"] for r in records}),
+        "audit_seed_first": min(r["manifest"]["cell"]["seed"] for r in records),
+        "audit_seed_last": max(r["manifest"]["cell"]["seed"] for r in records),
         "audit_guesses_each_side": rowscale["manifest"]["canary_config"]["guesses_each_side"],
         "audit_epochs": int(row["epochs"].iloc[0]),
         "audit_implied_z": implied_multiplier(rowscale),

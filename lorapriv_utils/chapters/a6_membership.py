@@ -52,8 +52,8 @@ SCALE_MODELS = {
 SCALE_LIMITS = {
     LARGER: "no frontier there, so neither the matched-perplexity comparisons nor the share of the base model's "
     "perplexity recovered",
-    PRETRAINED: "its frontier has two epochs, one or two learning rates per method and at most two seeds, so its "
-    "comparisons at matched perplexity are coarse",
+    PRETRAINED: "its frontier has few checkpoints, learning rates and seeds per method (the chapter's frontier "
+    "table), so its comparisons at matched perplexity are coarse",
 }
 # the groups of committed results whose measured wall times the chapter quotes (numbers.measured_times)
 COSTS = {
@@ -295,21 +295,36 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
-def frontier_design(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
-    """A frontier's design read from its points (glued, so that the page does not type it): the epochs it scored
-    checkpoints after, ``<prefix>checkpoints`` in words ("1, 2 and 4"), ``<prefix>epochs``, the runs' length, and
-    the fewest and most learning rates a method ran at on one corpus (``<prefix>rates_min``, ``_max``)."""
+def frontier_design(points: pd.DataFrame) -> dict[str, str | int]:
+    """A frontier's design read from its points, so that no page or note types it: the epochs it scored checkpoints
+    after, in words (``checkpoints``: "1, 2 and 4"), the runs' length (``epochs``) and the fewest and most learning
+    rates a method ran at on one corpus (``rates_min``, ``rates_max``)."""
     epochs = sorted(int(e) for e in set(points["epoch"]) if e > 0)
     if not epochs:
         raise ValueError("the frontier has no checkpoint after epoch 0")
     words = ", ".join(map(str, epochs[:-1])) + " and " + str(epochs[-1]) if len(epochs) > 1 else str(epochs[0])
     rates = points.loc[points["epoch"] > 0].groupby(["dataset", "variant"])["lr"].nunique()
-    return {
-        f"{KEY}_{prefix}checkpoints": words,
-        f"{KEY}_{prefix}epochs": epochs[-1],
-        f"{KEY}_{prefix}rates_min": int(rates.min()),
-        f"{KEY}_{prefix}rates_max": int(rates.max()),
-    }
+    return {"checkpoints": words, "epochs": epochs[-1], "rates_min": int(rates.min()), "rates_max": int(rates.max())}
+
+
+def frontier_design_numbers(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
+    """:func:`frontier_design` as the notebook glues it, keyed ``a6_membership_<prefix><name>``."""
+    return {f"{KEY}_{prefix}{name}": value for name, value in frontier_design(points).items()}
+
+
+def design_sentence(design: dict | None) -> str:
+    """A frontier's checkpoints and rates as a note states them (:func:`frontier_design`), or where to find them."""
+    if design is None:
+        return "checkpoints and learning rates as the chapter's frontier lists them"
+    rates = (
+        f"{design['rates_min']}"
+        if design["rates_min"] == design["rates_max"]
+        else f"{design['rates_min']} to {design['rates_max']}"
+    )
+    return (
+        f"checkpoints after {design['checkpoints']} epochs of runs of {design['epochs']} epochs, {rates} learning "
+        "rate" + ("" if rates == "1" else "s") + " per method and corpus"
+    )
 
 
 def frontier_points(frontier: dict) -> pd.DataFrame:
@@ -1032,24 +1047,32 @@ def scale_summary(summary: pd.DataFrame, scale_name: str = LARGER, base_ppl: dic
     return f"{scale_name} ({seeds}): " + "; ".join(parts)
 
 
-def load_bases(scale: Scale, seed: int | None = 0) -> dict:
-    """Each dataset's base-model validation perplexity at ``scale``, from its committed epoch-0 records
-    (``frontier --bases-only``), on ``seed``'s split; with ``seed=None``, every seed's, keyed (dataset, seed) (each
-    seed's validation texts are its own).  A record that does not verify is refused."""
+def _base_records(scale: Scale, seed: str) -> dict[tuple[str, int], float]:
+    """{(dataset, seed): validation perplexity} of the committed epoch-0 records matching ``base-s<seed>.json``."""
     from ..store import read_record
 
-    folder = results_dir(scale) / "frontier"
     out = {}
-    for path in sorted(folder.glob(f"*/base-s{'*' if seed is None else seed}.json")):
+    for path in sorted((results_dir(scale) / "frontier").glob(f"*/base-s{seed}.json")):
         record = read_record(path, "frontier-base")
-        key = record["dataset"] if seed is not None else (record["dataset"], int(record["seed"]))
-        out[key] = float(record["checkpoints"][0]["validation_perplexity"])
+        out[(record["dataset"], int(record["seed"]))] = float(record["checkpoints"][0]["validation_perplexity"])
     return out
 
 
-def pretrained_attribution(matched: list[pd.DataFrame]) -> str:
+def load_bases(scale: Scale, seed: int = 0) -> dict[str, float]:
+    """Each dataset's base-model validation perplexity at ``scale`` on ``seed``'s split, from its committed epoch-0
+    records (``frontier --bases-only``).  A record that does not verify is refused."""
+    return {dataset: ppl for (dataset, _), ppl in _base_records(scale, str(int(seed))).items()}
+
+
+def load_seed_bases(scale: Scale) -> dict[tuple[str, int], float]:
+    """:func:`load_bases` of every seed, keyed (dataset, seed): each seed's split has its own validation texts."""
+    return _base_records(scale, "*")
+
+
+def pretrained_attribution(matched: list[pd.DataFrame], design: dict | None = None) -> str:
     """What A-6.attribution's core checks at the pretrained scale rest on, the seeds each corpus's comparisons
-    drew (the ``seeds`` column of its :func:`matched_frame` tables, at level 0) named from the tables."""
+    drew (the ``seeds`` column of its :func:`matched_frame` tables, at level 0) named from the tables, and its
+    frontier's ``design`` (:func:`frontier_design`)."""
     rows = pd.concat([m[m["level"] == 0] for m in matched if len(m)])
     counts = rows.groupby(["dataset", "variant"], sort=False)["seeds"].min()
     seeds = "; ".join(
@@ -1060,10 +1083,9 @@ def pretrained_attribution(matched: list[pd.DataFrame]) -> str:
         f" Core checks named {PRETRAINED}: the same comparisons at matched perplexity on the pretrained "
         f"SmolLM2-135M-Instruct, whose frontier has fewer points: training seeds by comparison ({seeds}; a "
         "comparison's value is "
-        "the mean over them, its interval over seeds and texts), checkpoints after 1 and 2 epochs, and one or two "
-        "learning rates per method (those of the chapter's table), chosen so that every method's checkpoints reach "
-        "LoRA's perplexity. Every check named cpu-small, the direct test included, is then a caveat: the toy GPT-2's "
-        "base knows little language."
+        f"the mean over them, its interval over seeds and texts), {design_sentence(design)} (those of the "
+        "chapter's table), chosen so that every method's checkpoints reach LoRA's perplexity. Every check named "
+        "cpu-small, the direct test included, is then a caveat: the toy GPT-2's base knows little language."
     )
 
 
@@ -1115,6 +1137,7 @@ def claims(
     differences: dict[str, pd.DataFrame] | None = None,
     projection: pd.DataFrame | None = None,
     pretrained_matched: dict[str, pd.DataFrame] | None = None,
+    frontiers: dict[str, dict] | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``projection``
     (:func:`projection_table`) adds A-6.attribution's direct test, random A against fixed A.  ``matched`` holds
@@ -1127,8 +1150,8 @@ def claims(
     value is not measured is left out, never counted as failed.  ``pretrained_matched``, the pretrained scale's
     :func:`matched_frame` against ``"full"`` and ``"adapter"``, decides A-6.attribution there (its cpu-small
     checks, the direct test included, become caveats) and adds matched-perplexity caveats to A-6.adapter and
-    A-6.lora."""
-    differences = differences or {}
+    A-6.lora.  ``frontiers``: each scale's :func:`frontier_design` by scale name, which the notes state."""
+    differences, frontiers = differences or {}, frontiers or {}
     datasets = list(dict.fromkeys(summary["dataset"]))
     vs_full, vs_adapter = matched["full"], matched["adapter"]
     # A-6.attribution is decided on the pretrained model where its frontier compares LoRA with adapter fine-tuning
@@ -1308,8 +1331,8 @@ def claims(
             "Qualified means: no comparison resolves against LoRA, but some do not resolve in its favour. "
             "LoRA here trains A as "
             "well as B, as in Table 1; FLoRA, which redraws A at every step, is in the chapter's table. Compared on "
-            "the frontier at the perplexity LoRA reaches: at cpu-small, every learning rate of each method's grid, "
-            "checkpoints after 1, 2, 4 and 8 epochs of an 8-epoch run, each method's most private checkpoint at "
+            f"the frontier at the perplexity LoRA reaches: at {scale.name}, every learning rate of each method's "
+            f"grid, {design_sentence(frontiers.get(scale.name))}, each method's most private checkpoint at "
             "least as useful (cross-fitted: chosen on half the texts, read on the other half), paired bootstrap over "
             "texts, conditional on one training seed. Even an advantage over adapter fine-tuning would be "
             "consistent with the noise explanation without proving it. Each reference model is trained from the "
@@ -1323,7 +1346,11 @@ def claims(
             "gradient of paper A's noise; AdamW breaks that identity). If the projection's randomness were what "
             "protects, the random arm's AUC would lie below the fixed arm's; an interval that contains 0 leaves "
             "the check unresolved, which is not evidence of no effect beyond the interval's width."
-            + (pretrained_attribution([pre_full, pre_adapter]) if attribution_decider else ""),
+            + (
+                pretrained_attribution([pre_full, pre_adapter], frontiers.get(PRETRAINED))
+                if attribution_decider
+                else ""
+            ),
         )
     )
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
@@ -1450,7 +1477,6 @@ def design_numbers() -> dict[str, int]:
             f"{prefix}_context": model.block_size,
             f"{prefix}_vocab": model.vocab_size,
             f"{prefix}_epochs": engine.dense.epochs,
-            f"{prefix}_lora_epochs": engine.lora.epochs,
             f"{prefix}_batch": engine.dense.batch_size,
             f"{prefix}_dense_rates": len(engine.dense.lr_grid),
             f"{prefix}_lora_rates": len(engine.lora.lr_grid),
@@ -1637,7 +1663,9 @@ __all__ = [
     "differences_display",
     "front_frame",
     "frontier_points",
+    "design_sentence",
     "frontier_design",
+    "frontier_design_numbers",
     "frontier_numbers",
     "gain_share",
     "paired_utility",
@@ -1648,7 +1676,9 @@ __all__ = [
     "grid_frame",
     "grid_summary",
     "key_numbers",
+    "lira_numbers",
     "load_bases",
+    "load_seed_bases",
     "load_frontier",
     "load_frontier_seeds",
     "load_grid",
@@ -1786,6 +1816,11 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
     return rounded_frame(
         frame.sort_values(["dataset", "order", "variant"]).drop(columns="order").reset_index(drop=True), 4
     )
+
+
+def lira_numbers(table: pd.DataFrame) -> dict[str, int]:
+    """:func:`lira_table`'s design the text quotes: the fewest reference models behind a cell's LiRA."""
+    return {f"{KEY}_lira_references": int(table["references"].min())}
 
 
 def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tuple[dict, dict]:

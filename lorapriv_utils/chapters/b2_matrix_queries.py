@@ -304,13 +304,15 @@ def claims(
     checks += alone_by_design
     if game is not None:
         separated = ", ".join(str(int(r)) for r in game["r"][game["held_out_A_separated"].astype(bool)]) or "none"
+        # a caveat: a separation would refute the claim, but an attack that separates nothing is not evidence of DP
         checks.append(
             check_bound(
                 f"trained GPT-2, LoRA-FA, A secret, merged weights: ranks at which the fitted attack, its "
                 f"{game['held_out_choice'].iloc[0]} held out, tells every held-out target apart both ways round "
-                f"({separated}), where DP needs none",
+                f"({separated}), where DP needs none (an attack that separates none is not evidence of DP)",
                 float(game["held_out_A_separated"].sum()),
                 0.0,
+                role="caveat",
             )
         )
     out.append(
@@ -336,6 +338,12 @@ def claims(
         )
     )
     return out
+
+
+def instance_numbers(instance: pd.DataFrame) -> dict[str, float]:
+    """:func:`instance_table`'s number the text quotes: the smallest AdamW residual against the best multiple of
+    M G (glue key ``b2_matrix_queries_adamw_residual_min``)."""
+    return quoted_numbers(KEY, {"adamw_residual_min": instance["adamw_best_residual"].min()})
 
 
 def key_numbers(attacks: pd.DataFrame, growth: pd.DataFrame, residuals: pd.DataFrame) -> dict[str, float]:
@@ -704,6 +712,9 @@ def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
         "game_targets": int(game["targets"].iloc[0]),
         "game_texts": g["texts"],
         "game_steps": g["steps"],
+        "game_fit_relax": record["fit"]["relax"],
+        "game_fit_relax_low": min(record["fit"].get("relaxes", [record["fit"]["relax"]])),
+        "game_fit_relax_high": max(record["fit"].get("relaxes", [record["fit"]["relax"]])),
         "game_smallest_in": game["smallest_in_distance"].min(),
         "game_fitted_auc_min": game["fitted_A_auc"].min(),
         "game_fitted_auc_max": game["fitted_A_auc"].max(),

@@ -249,10 +249,17 @@ class SweepJournal:
         self.path.unlink(missing_ok=True)
 
 
+def _trained_key(key: dict) -> dict:
+    """A key without its ``derived`` part: what the training behind a record depends on."""
+    return {part: digest for part, digest in key.items() if part != "derived"}
+
+
 def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arrays: bool = False):
     """The intact journal of ``kind`` at ``journal`` written under ``spec``'s key (with its arrays, as
     :func:`read_record` returns them, when ``with_arrays``), or None: none there, a damaged one or one of another
-    key, each said in one line ending with ``otherwise`` (what the run does instead)."""
+    key, each said in one line ending with ``otherwise`` (what the run does instead).  The key's ``derived`` part
+    (the metrics computed from the scores when the record is written) does not count: a journal holds training
+    work, which it does not change."""
     if not journal.is_file():
         return None
     try:
@@ -261,7 +268,7 @@ def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arra
         tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); {otherwise}")
         return None
     record = read[0] if with_arrays else read
-    if record["manifest"].get("key") != key_of(spec):
+    if _trained_key(record["manifest"].get("key") or {}) != _trained_key(key_of(spec)):
         tqdm.write(f"lorapriv: {journal}: its journal is of another key; {otherwise}")
         return None
     return read
