@@ -160,8 +160,10 @@ display_table(acct, caption="What DP-SGD's accountants certify at §5.1's multip
 # medians in
 # `results/published/bench/rowscale_cost.json`, which this page loads; peak memory is counted
 # above a process that builds the same model and data without training. With
-# `LORAPRIV_SCALE=cpu-large` it does the same on the larger CPU scale's model (4 layers, width 128,
-# 128-token texts), stored in `rowscale_cost_cpu-large.json`.
+# `LORAPRIV_SCALE=cpu-large` it does the same on the larger CPU scale's model
+# ({glue:text}`/notebooks/a6_membership.ipynb::a6_membership_large_layers:g` layers, width
+# {glue:text}`/notebooks/a6_membership.ipynb::a6_membership_large_width:g`,
+# {glue:text}`/notebooks/a6_membership.ipynb::a6_membership_large_context:g`-token texts), stored in `rowscale_cost_cpu-large.json`.
 
 # %%
 cost = a5_row_scaling.load_cost()

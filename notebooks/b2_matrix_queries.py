@@ -136,12 +136,12 @@ display_table(growth, caption="The audit's proven epsilon against the number of 
 
 # %%
 instance = b2_matrix_queries.instance_table([4, 16])
+for name, value in b2_matrix_queries.instance_numbers(instance).items():
+    glue(name, value, display=False)
 display_table(
     instance[["r", "steps", "sgd_residual_shown", "adamw_best_residual", "multiple_rel_error_shown"]],
     caption="LoRA-FA's merged change against c M G, with SGD and AdamW.",
 )
-for name, value in b2_matrix_queries.instance_numbers(instance).items():
-    glue(name, value, display=False)
 
 # %% [markdown]
 # The entries of $A$, times $\sqrt r$, as this book's code draws them and as PEFT initialises them by

@@ -131,7 +131,7 @@ display_table(
 # engine's grid widened by one step at each end, and eq. 24's reference model is the same set
 # trained on the auxiliary part from the target's LoRA start $A$ (public for LoRA-FA, where $A$
 # stays frozen), with noise and sampling of its own. A fifth row, compressed DP-SGD, is the next
-# section's. Two seeds (each its own split of the texts, sampling, noise and start); the
+# section's. {glue:text}`b3_noisy_variants_dp_seeds:g` seeds (each its own split of the texts, sampling, noise and start); the
 # runs are committed (`results/published/dp_compare/`, `make results-b3`) and loaded with their
 # checksums verified; $\sigma = 0$ clips without noise and certifies nothing.
 

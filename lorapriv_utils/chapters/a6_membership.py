@@ -297,14 +297,23 @@ def points_frame(curves: dict, attack: str = "reference") -> pd.DataFrame:
 
 def frontier_design(points: pd.DataFrame) -> dict[str, str | int]:
     """A frontier's design read from its points, so that no page or note types it: the epochs it scored checkpoints
-    after, in words (``checkpoints``: "1, 2 and 4"), the runs' length (``epochs``) and the fewest and most learning
-    rates a method ran at on one corpus (``rates_min``, ``rates_max``)."""
+    after, in words (``checkpoints``: "1, 2 and 4"), the runs' length (``epochs``), the fewest and most learning
+    rates a method ran at on one corpus (``rates_min``, ``rates_max``) and the fewest seeds (``seeds``; 1 without a
+    ``seed`` column)."""
     epochs = sorted(int(e) for e in set(points["epoch"]) if e > 0)
     if not epochs:
         raise ValueError("the frontier has no checkpoint after epoch 0")
     words = ", ".join(map(str, epochs[:-1])) + " and " + str(epochs[-1]) if len(epochs) > 1 else str(epochs[0])
-    rates = points.loc[points["epoch"] > 0].groupby(["dataset", "variant"])["lr"].nunique()
-    return {"checkpoints": words, "epochs": epochs[-1], "rates_min": int(rates.min()), "rates_max": int(rates.max())}
+    trained = points.loc[points["epoch"] > 0]
+    rates = trained.groupby(["dataset", "variant"])["lr"].nunique()
+    seeds = trained.groupby(["dataset", "variant"])["seed"].nunique() if "seed" in trained else rates * 0 + 1
+    return {
+        "checkpoints": words,
+        "epochs": epochs[-1],
+        "rates_min": int(rates.min()),
+        "rates_max": int(rates.max()),
+        "seeds": int(seeds.min()),
+    }
 
 
 def frontier_design_numbers(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
@@ -1407,6 +1416,10 @@ def scale_numbers(
         if base_ppl and d in base_ppl:
             numbers[f"{prefix}_{d}_base_ppl"] = base_ppl[d]
     numbers[f"{prefix}_runs"] = len(summary)
+    if "seeds" in summary:  # the fewest seeds any method ran on any corpus: what "every run" may say
+        numbers[f"{prefix}_seeds"] = int(summary["seeds"].min())
+    if "nonmembers" in summary:  # the fewest texts per part on any corpus
+        numbers[f"{prefix}_texts_min"] = int(summary["nonmembers"].min())
     if "lr_at_edge" in summary:
         numbers[f"{prefix}_edge_runs"] = int(summary["lr_at_edge"].sum())
     numbers = {k: v for k, v in numbers.items() if math.isfinite(v)}
@@ -1536,6 +1549,7 @@ def key_numbers(
         if len(rows):
             numbers[f"{short}_rho_rank_auc"] = rows["rho_rank_auc"].iloc[0]
             numbers[f"{short}_rho_rank_ppl"] = rows["rho_rank_ppl"].iloc[0]
+    numbers["grid_seeds"] = int(summary["seeds"].min())  # the fewest seeds of any run of the grid
     numbers |= _matched_numbers(matched, list(dict.fromkeys(summary["dataset"])))
     return _quoted(numbers)
 
