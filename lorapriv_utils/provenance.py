@@ -133,3 +133,9 @@ def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) 
         raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
     record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale()), kind))
     print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")
+
+
+def refresh_stamp(record: dict) -> dict:
+    """What a record whose derived numbers were recomputed notes of it (``manifest.metrics_refreshed``): the key
+    it had, the commit of the code that recomputed them and whether that checkout had uncommitted changes."""
+    return {"from_key": record["manifest"]["key"], "git_commit": git_commit(), "git_dirty": git_dirty()}

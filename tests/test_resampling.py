@@ -89,3 +89,4 @@ def test_the_monte_carlo_interval_holds_the_percentile_ends_whichever_resamples_
     assert outside / 400 > 0.88
     few = rng.normal(size=10)  # too few draws to bound an end: the extreme draw
     assert resampling.percentile(few) == (few.min(), few.max())
+    assert all(np.isnan(resampling.percentile([*few, np.nan])))  # no half interval from a NaN draw

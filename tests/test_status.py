@@ -95,7 +95,8 @@ def test_a_refresh_recomputes_only_derived_numbers_and_reproduces_the_committed_
     they come out as committed, bit for bit (so the committed ones are today's code's); a record stale in another
     part is left stale."""
     names = ["cpu-small/ptb/lora-r8-s0", "dp_compare/cpu-small/ptb/adapter-z0-s0", "whitebox/cpu-small"]
-    for name in [*names, "cpu-small/ptb/full-s0"]:
+    enron = "cpu-large/enron/adapter-s0"  # its texts are not readable without --data-dir
+    for name in [*names, "cpu-small/ptb/full-s0", enron]:
         for suffix in (".json", ".scores.npz"):
             if (PUBLISHED / (name + suffix)).exists():
                 (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -104,13 +105,20 @@ def test_a_refresh_recomputes_only_derived_numbers_and_reproduces_the_committed_
     record = json.loads(other.read_text())
     record["manifest"]["key"]["method"] = "0" * 16
     other.write_text(json.dumps(store.seal(record)))
-    entries = [catalogue.entry(name) for name in ("grid-ptb", "dp-compare", "whitebox")]
+    entries = [catalogue.entry(name) for name in ("grid-ptb", "dp-compare", "whitebox", "grid-large")]
     monkeypatch.setitem(store.NUMERICS, "attack-metrics", store.NUMERICS["attack-metrics"] + 1)
     before = {s.path: s for s in status.check(entries, root=tmp_path) if s.state != "missing"}
     assert {s.changed for s in before.values()} == {("derived",), ("derived", "method")}
-    assert sorted(status.refresh(list(before.values()), root=tmp_path)) == sorted(n + ".json" for n in names)
+    with monkeypatch.context() as patch:  # a kind without a refresher is named, not skipped in silence
+        patch.delitem(status.REFRESHERS, "whitebox")
+        done, left = status.refresh([before["whitebox/cpu-small.json"]], root=tmp_path)
+        assert done == [] and "no refresher for records of kind 'whitebox'" in left[0]
+    done, left = status.refresh(list(before.values()), root=tmp_path)  # the Enron record is left, the rest done
+    assert sorted(done) == sorted(n + ".json" for n in names)
+    assert len(left) == 1 and left[0].startswith(enron + ".json: data unchecked") and "give --data-dir" in left[0]
     after = {s.path: s.state for s in status.check(entries, root=tmp_path) if s.state != "missing"}
-    assert after == {**{n + ".json": "current" for n in names}, "cpu-small/ptb/full-s0.json": "stale"}
+    stale = {"cpu-small/ptb/full-s0.json": "stale", enron + ".json": "stale"}
+    assert after == {**{n + ".json": "current" for n in names}, **stale}
     for name in names:
         old, new = (json.loads(p.read_text()) for p in (PUBLISHED / (name + ".json"), tmp_path / (name + ".json")))
         assert new["manifest"]["metrics_refreshed"]["from_key"] == old["manifest"]["key"]

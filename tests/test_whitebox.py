@@ -113,7 +113,10 @@ def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(
 
     def fake_play(work, rank, game, seed=0, rounds=whitebox.FIT_ROUNDS):
         played.append(rank)
-        return {"rank": rank}
+        targets = [
+            {f"{arm}_{w}": float(k + (w == "in")) for arm in whitebox.ARMS for w in ("in", "out")} for k in (0, 1)
+        ]
+        return whitebox.summarize(targets, rank, 1.0, seed)
 
     class Work:
         scale = tiny_scale
@@ -137,6 +140,10 @@ def test_the_game_keeps_each_rank_and_writes_the_record_once_every_rank_has_run(
     monkeypatch.setitem(store.NUMERICS, "whitebox", store.NUMERICS["whitebox"] + 1)  # other code: played again
     assert whitebox.game_record(Work(), ranks=first, parts=tmp_path) is None
     assert played == [*whitebox.RANKS, whitebox.RANKS[0], whitebox.RANKS[0]]
+    # other attack metrics only: the kept ranks are reused and their summaries made again from their distances
+    monkeypatch.setitem(store.NUMERICS, "attack-metrics", store.NUMERICS["attack-metrics"] + 1)
+    again = whitebox.game_record(Work(), ranks=first, parts=tmp_path)
+    assert again is None and played == [*whitebox.RANKS, whitebox.RANKS[0], whitebox.RANKS[0]]
     # without a parts folder a record is only ever the whole game; the command line refuses a part of it
     with pytest.raises(SystemExit):
         whitebox.main([str(tmp_path / "game.json"), "--ranks", str(whitebox.RANKS[0])])

@@ -9,6 +9,7 @@ pinned by a test.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -55,7 +56,9 @@ def percentile(draws, level: float = 0.95, monte_carlo: bool = True) -> tuple[fl
     bound that quantile of the bootstrap distribution given only these draws (``scipy.stats.quantile_test``'s
     interval; the extreme draw where too few draws bound it).  An interval that excludes a value then excludes it
     whichever resamples were drawn, where a plain percentile end within Monte Carlo error of the value could fall
-    on either side of it with another seed of the resampling."""
+    on either side of it with another seed of the resampling.  With few draws the band reaches the extreme draws
+    (at 200 both ends are the draws' range), so the interval is conservative: at least ``level``, never less.
+    Draws that are not all finite give no interval (NaN, NaN)."""
     if not 0 < level < 1:
         raise ValueError(f"the level must lie in (0, 1), got {level!r}")
     draws = np.asarray(draws, dtype=np.float64)
@@ -64,6 +67,8 @@ def percentile(draws, level: float = 0.95, monte_carlo: bool = True) -> tuple[fl
     if not monte_carlo:
         low, high = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
         return float(low), float(high)
+    if not np.isfinite(draws).all():  # no order statistic bounds an end: no interval, not half of one
+        return math.nan, math.nan
     from scipy.stats import quantile_test
 
     low = quantile_test(draws, p=(1 - level) / 2).confidence_interval(MONTE_CARLO_LEVEL).low

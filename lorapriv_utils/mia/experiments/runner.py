@@ -47,7 +47,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ...files import Lock
-from ...provenance import git_commit, git_dirty, package_versions, runtime
+from ...provenance import git_commit, git_dirty, package_versions, refresh_stamp, runtime
 from ...scale import EngineScale, Scale
 from ...store import (
     changed_parts,
@@ -715,7 +715,7 @@ class Runner:
         """``record`` with its derived ``metrics`` recomputed: merged in, the refresh stamped (the key it came from,
         this commit) with today's configuration, re-sealed under ``spec`` and written (with its ``scores``)."""
         record["metrics"].update(metrics)
-        record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
+        record["manifest"]["metrics_refreshed"] = refresh_stamp(record)
         record["manifest"]["config"] = json.loads(json.dumps(self.config))
         return write_record(path, seal(record, spec), scores)
 

@@ -45,7 +45,7 @@ from tqdm.auto import tqdm
 
 from ...files import atomic_write_text
 from ...numbers import check_order
-from ...provenance import git_commit, measured_on
+from ...provenance import measured_on, refresh_stamp
 from ..attacks import metrics as mia_metrics
 from ..engine import finetune
 from ..engine.data import TextWindows
@@ -254,7 +254,7 @@ def refreshed(record: dict, spec: dict) -> dict:
     record["rows"] = [
         summarize(row["targets"], row["rank"], row["validation_perplexity"], record["seed"]) for row in record["rows"]
     ]
-    record["manifest"]["metrics_refreshed"] = {"from_key": record["manifest"]["key"], "git_commit": git_commit()}
+    record["manifest"]["metrics_refreshed"] = refresh_stamp(record)
     return seal(record, spec)
 
 
@@ -274,8 +274,9 @@ def game_record(
     from ..records.specs import measurement_spec
 
     game = game or GameConfig()
-    # the record's key (code, base model, libraries) among the settings: a rank kept by older code is played again
-    spec_key = key_of(measurement_spec("whitebox", work.scale))
+    # the record's key (code, base model, libraries; not its derived metrics, which the record's assembly summarizes
+    # again) among the settings: a rank kept by older code is played again
+    spec_key = {part: d for part, d in key_of(measurement_spec("whitebox", work.scale)).items() if part != "derived"}
     settings = {"game": asdict(game), "seed": seed, "rounds": rounds, "relaxes": list(FIT_RELAXES), "key": spec_key}
 
     def kept(r: int) -> Path:  # where a rank's row is kept
@@ -302,8 +303,10 @@ def game_record(
         done = {r: done.get(r) or stored(r) for r in ranks}
     if any(done[r] is None for r in ranks):
         return None
+    rows = [done[r]["row"] for r in ranks]
     return {
-        "rows": [done[r]["row"] for r in ranks],
+        # each rank's summary again from its distances: a kept row may predate the attack metrics' numerics
+        "rows": [summarize(row["targets"], row["rank"], row["validation_perplexity"], seed) for row in rows],
         "game": asdict(game),
         "fit": {"rounds": rounds, "relax": FIT_RELAX, "relaxes": list(FIT_RELAXES), "start": "(m/r) I"},
         "dataset": "ptb",

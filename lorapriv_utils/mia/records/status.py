@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...catalogue import ALLOWED_STALE, CATALOGUE, PUBLISHED, Entry, allowed_stale
+from ...files import Lock
 from ...scale import DPConfig, get_scale
 from ...store import changed_parts, key_of, kinds_of, read_record, spec_differences
 from ..experiments.grid import Cell, DPCell, Variant
@@ -185,23 +186,30 @@ def _refresh_whitebox(entry: Entry, path: Path, record: dict, spec: dict, data_d
 REFRESHERS = {"cell": _refresh_cell, "dp-compare": _refresh_dp_compare, "whitebox": _refresh_whitebox}
 
 
-def refresh(statuses: list[Status], root: Path = PUBLISHED, data_dir=None) -> list[str]:
+def refresh(statuses: list[Status], root: Path = PUBLISHED, data_dir=None) -> tuple[list[str], list[str]]:
     """Recompute the derived numbers (attack metrics and their intervals) of every record whose ``derived`` key part
-    alone is stale, from its stored scores or raw results: no training.  Returns the paths refreshed."""
+    alone is stale, from its stored scores or raw results: no training.  Returns the paths refreshed and, each with
+    its reason, those left stale (a corpus not readable here: give ``--data-dir``; a kind with no refresher)."""
     entries = {entry.name: entry for entry in CATALOGUE}
-    done = []
+    corpora = _Corpora(data_dir)
+    done, left = [], []
     for s in statuses:
+        if s.state != "stale" or s.changed != ("derived",):
+            continue
         entry = entries[s.entry]
-        if s.state != "stale" or s.changed != ("derived",) or entry.kind not in REFRESHERS:
+        if entry.kind not in REFRESHERS:
+            left.append(f"{s.path}: no refresher for records of kind {entry.kind!r} (status.REFRESHERS)")
             continue
         path = root / s.path
         record = read_record(path, kinds_of(entry.kind))
-        spec, unchecked = record_spec(entry, record, _Corpora(data_dir))
+        spec, unchecked = record_spec(entry, record, corpora)
         if unchecked:
-            raise SystemExit(f"lorapriv status --refresh: {s.path}: {unchecked}; give --data-dir")
-        REFRESHERS[entry.kind](entry, path, record, spec, data_dir)
+            left.append(f"{s.path}: {unchecked}; give --data-dir")
+            continue
+        with Lock(path):  # not while a run writes the same record
+            REFRESHERS[entry.kind](entry, path, record, spec, data_dir)
         done.append(s.path)
-    return done
+    return done, left
 
 
 def format_duration(seconds: float) -> str:
@@ -304,8 +312,9 @@ def main(args) -> int:
         return 0
     statuses = check(root=root, data_dir=args.data_dir)
     if getattr(args, "refresh", False):
-        refreshed = refresh(statuses, root, args.data_dir)
+        refreshed, left = refresh(statuses, root, args.data_dir)
         print(f"refreshed the derived numbers of {len(refreshed)} records from their stored scores")
+        print("".join(f"  not refreshed: {line}\n" for line in left), end="")
         statuses = check(root=root, data_dir=args.data_dir)
     listed = root / ALLOWED_STALE.name
     allowed = allowed_stale(listed) if listed.exists() else {}
