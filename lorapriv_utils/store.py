@@ -109,6 +109,12 @@ def key_of(spec: dict) -> dict[str, str]:
     return {part: digest(value) for part, value in spec.items()}
 
 
+def trained_key(key: dict) -> dict[str, str]:
+    """``key`` without its ``derived`` part (the metrics a record computes from its stored scores): what the
+    training or game behind a record depends on, and so what its journals and kept parts are keyed by."""
+    return {part: d for part, d in key.items() if part != "derived"}
+
+
 def numerics(*components: str) -> dict[str, int]:
     """The numerics versions of ``components`` (unknown names are refused: declare them in NUMERICS)."""
     unknown = [c for c in components if c not in NUMERICS]

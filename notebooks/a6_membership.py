@@ -62,8 +62,9 @@ summary = a6.grid_summary(grid)
 curves = a6.load_frontier(scale)
 points = a6.points_frame(curves)
 all_points = a6.frontier_points(a6.load_frontier_seeds(scale))  # every seed's, for the design the page states
+design = a6.frontier_design(all_points)
 for name, value in (
-    measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.frontier_design_numbers(all_points, "frontier_")
+    measured_times(a6.KEY, a6.COSTS, unit="hours") | a6.frontier_design_numbers(design, "frontier_")
 ).items():
     glue(name, value, display=False)
 print(
@@ -337,7 +338,8 @@ display_table(
 pre_frontier = a6.load_frontier_seeds(pretrained_scale)
 pre_all_points = a6.frontier_points(pre_frontier)
 pre_points = pre_all_points[pre_all_points["seed"] == 0]
-for name, value in a6.frontier_design_numbers(pre_all_points, "pre_frontier_").items():
+pre_design = a6.frontier_design(pre_all_points)
+for name, value in a6.frontier_design_numbers(pre_design, "pre_frontier_").items():
     glue(name, value, display=False)
 display_table(
     pre_all_points[["dataset", "variant", "seed", "lr", "epoch", "ppl", "auc", "tpr1"]].rename(
@@ -466,7 +468,7 @@ claims = a6.claims(
     differences=differences,
     projection=projection,
     pretrained_matched=pre_matched,
-    frontiers={scale.name: a6.frontier_design(all_points), a6.PRETRAINED: a6.frontier_design(pre_all_points)},
+    frontiers={scale.name: design, a6.PRETRAINED: pre_design},
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")

@@ -736,7 +736,7 @@ def test_the_frontier_s_design_is_read_from_its_points_not_typed():
         two["seeds"] == 2
         and a6.frontier_design(pd.concat([points.assign(seed=0), points[:4].assign(seed=1)]))["seeds"] == 1
     )  # the fewest of any method and corpus
-    assert a6.frontier_design_numbers(points, "frontier_") == {
+    assert a6.frontier_design_numbers(design, "frontier_") == {
         "a6_membership_frontier_checkpoints": "1, 2, 4 and 8",
         "a6_membership_frontier_epochs": 8,
         "a6_membership_frontier_rates_min": 1,
@@ -751,4 +751,4 @@ def test_the_frontier_s_design_is_read_from_its_points_not_typed():
     assert "frontier lists" in a6.design_sentence(None)
     with pytest.raises(ValueError, match="no checkpoint after epoch 0"):
         a6.frontier_design(points.assign(epoch=0))
-    assert not set(a6.frontier_design_numbers(points, "pre_frontier_")) & set(a6.design_numbers())  # one name each
+    assert not set(a6.frontier_design_numbers(design, "pre_frontier_")) & set(a6.design_numbers())  # one name each

@@ -306,19 +306,20 @@ def frontier_design(points: pd.DataFrame) -> dict[str, str | int]:
     words = ", ".join(map(str, epochs[:-1])) + " and " + str(epochs[-1]) if len(epochs) > 1 else str(epochs[0])
     trained = points.loc[points["epoch"] > 0]
     rates = trained.groupby(["dataset", "variant"])["lr"].nunique()
-    seeds = trained.groupby(["dataset", "variant"])["seed"].nunique() if "seed" in trained else rates * 0 + 1
+    seeds = int(trained.groupby(["dataset", "variant"])["seed"].nunique().min()) if "seed" in trained else 1
     return {
         "checkpoints": words,
         "epochs": epochs[-1],
         "rates_min": int(rates.min()),
         "rates_max": int(rates.max()),
-        "seeds": int(seeds.min()),
+        "seeds": seeds,
     }
 
 
-def frontier_design_numbers(points: pd.DataFrame, prefix: str) -> dict[str, str | int]:
-    """:func:`frontier_design` as the notebook glues it, keyed ``a6_membership_<prefix><name>``."""
-    return {f"{KEY}_{prefix}{name}": value for name, value in frontier_design(points).items()}
+def frontier_design_numbers(design: dict[str, str | int], prefix: str) -> dict[str, str | int]:
+    """A frontier's ``design`` (:func:`frontier_design`) as the notebook glues it, keyed
+    ``a6_membership_<prefix><name>``."""
+    return {f"{KEY}_{prefix}{name}": value for name, value in design.items()}
 
 
 def design_sentence(design: dict | None) -> str:

@@ -705,6 +705,7 @@ def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
     best = game.iloc[int(game["fitted_A_auc"].to_numpy().argmax())]
     top = max(record["rows"], key=lambda row: row["rank"])  # the largest rank, where the refit has most to fit
     peak = max(max(t["fitted_history_in"] + t["fitted_history_out"]) for t in top["targets"])
+    relaxes = record["fit"].get("relaxes", [record["fit"]["relax"]])
     numbers = {
         "game_known_auc_min": game["released_A_auc"].min(),
         "game_blind_auc_min": game["secret_A_auc"].min(),
@@ -713,8 +714,8 @@ def game_numbers(game: pd.DataFrame, record: dict) -> dict[str, float]:
         "game_texts": g["texts"],
         "game_steps": g["steps"],
         "game_fit_relax": record["fit"]["relax"],
-        "game_fit_relax_low": min(record["fit"].get("relaxes", [record["fit"]["relax"]])),
-        "game_fit_relax_high": max(record["fit"].get("relaxes", [record["fit"]["relax"]])),
+        "game_fit_relax_low": min(relaxes),
+        "game_fit_relax_high": max(relaxes),
         "game_smallest_in": game["smallest_in_distance"].min(),
         "game_fitted_auc_min": game["fitted_A_auc"].min(),
         "game_fitted_auc_max": game["fitted_A_auc"].max(),

@@ -58,6 +58,7 @@ from ...store import (
     scores_path,
     seal,
     spec_differences,
+    trained_key,
     write_record,
 )
 from ..attacks import metrics as mia_metrics
@@ -249,11 +250,6 @@ class SweepJournal:
         self.path.unlink(missing_ok=True)
 
 
-def _trained_key(key: dict) -> dict:
-    """A key without its ``derived`` part: what the training behind a record depends on."""
-    return {part: digest for part, digest in key.items() if part != "derived"}
-
-
 def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arrays: bool = False):
     """The intact journal of ``kind`` at ``journal`` written under ``spec``'s key (with its arrays, as
     :func:`read_record` returns them, when ``with_arrays``), or None: none there, a damaged one or one of another
@@ -268,7 +264,7 @@ def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arra
         tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); {otherwise}")
         return None
     record = read[0] if with_arrays else read
-    if _trained_key(record["manifest"].get("key") or {}) != _trained_key(key_of(spec)):
+    if trained_key(record["manifest"].get("key") or {}) != trained_key(key_of(spec)):
         tqdm.write(f"lorapriv: {journal}: its journal is of another key; {otherwise}")
         return None
     return read

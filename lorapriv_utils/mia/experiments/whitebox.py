@@ -246,14 +246,17 @@ def summarize(rows: list[dict], rank: int, ppl: float, seed: int, resamples: int
     return out
 
 
+def summarized(rows: list[dict], seed: int) -> list[dict]:
+    """Each rank's row of the game summarized again (:func:`summarize`) from its stored per-target distances."""
+    return [summarize(row["targets"], row["rank"], row["validation_perplexity"], seed) for row in rows]
+
+
 def refreshed(record: dict, spec: dict) -> dict:
     """A game record whose derived part alone is stale (``specs.MEASUREMENT_DERIVED``), each rank's row summarized
     again from its stored distances (no game played), the refresh stamped and the record re-sealed under ``spec``."""
     from ...store import seal
 
-    record["rows"] = [
-        summarize(row["targets"], row["rank"], row["validation_perplexity"], record["seed"]) for row in record["rows"]
-    ]
+    record["rows"] = summarized(record["rows"], record["seed"])
     record["manifest"]["metrics_refreshed"] = refresh_stamp(record)
     return seal(record, spec)
 
@@ -270,13 +273,13 @@ def game_record(
     is kept there as it finishes (with its wall time) and reused by a later call with the same settings, so that
     processes given different ``ranks`` share the work; the record is returned once every rank of ``RANKS`` has
     its row there, None before."""
-    from ...store import key_of
+    from ...store import key_of, trained_key
     from ..records.specs import measurement_spec
 
     game = game or GameConfig()
     # the record's key (code, base model, libraries; not its derived metrics, which the record's assembly summarizes
     # again) among the settings: a rank kept by older code is played again
-    spec_key = {part: d for part, d in key_of(measurement_spec("whitebox", work.scale)).items() if part != "derived"}
+    spec_key = trained_key(key_of(measurement_spec("whitebox", work.scale)))
     settings = {"game": asdict(game), "seed": seed, "rounds": rounds, "relaxes": list(FIT_RELAXES), "key": spec_key}
 
     def kept(r: int) -> Path:  # where a rank's row is kept
@@ -306,7 +309,7 @@ def game_record(
     rows = [done[r]["row"] for r in ranks]
     return {
         # each rank's summary again from its distances: a kept row may predate the attack metrics' numerics
-        "rows": [summarize(row["targets"], row["rank"], row["validation_perplexity"], seed) for row in rows],
+        "rows": summarized(rows, seed),
         "game": asdict(game),
         "fit": {"rounds": rounds, "relax": FIT_RELAX, "relaxes": list(FIT_RELAXES), "start": "(m/r) I"},
         "dataset": "ptb",

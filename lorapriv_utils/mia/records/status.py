@@ -201,12 +201,12 @@ def refresh(statuses: list[Status], root: Path = PUBLISHED, data_dir=None) -> tu
             left.append(f"{s.path}: no refresher for records of kind {entry.kind!r} (status.REFRESHERS)")
             continue
         path = root / s.path
-        record = read_record(path, kinds_of(entry.kind))
-        spec, unchecked = record_spec(entry, record, corpora)
-        if unchecked:
-            left.append(f"{s.path}: {unchecked}; give --data-dir")
-            continue
-        with Lock(path):  # not while a run writes the same record
+        with Lock(path):  # not while a run writes the same record; read again under the lock (it may have moved on)
+            record = read_record(path, kinds_of(entry.kind))
+            spec, unchecked = record_spec(entry, record, corpora)
+            if unchecked:
+                left.append(f"{s.path}: {unchecked}; give --data-dir")
+                continue
             REFRESHERS[entry.kind](entry, path, record, spec, data_dir)
         done.append(s.path)
     return done, left
