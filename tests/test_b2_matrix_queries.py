@@ -137,11 +137,13 @@ def test_the_dp_game_on_a_trained_gpt2_is_loaded_and_read(tiny_scale, tmp_path):
         assert [c.passed for c in b2.game_checks(game)] == [True, separated, fitted is not None]
         numbers = b2.game_numbers(game, loaded)
         assert numbers["b2_matrix_queries_game_minutes"] == 1
-        fit = loaded["fit"]  # the attack's settings as the record played them, not typed
-        assert (numbers["b2_matrix_queries_game_fit_relax"], numbers["b2_matrix_queries_game_fit_rounds"]) == (
-            fit["relax"],
-            fit["rounds"],
-        )
+        # the attack's settings as this record played them (5 rounds, relax 1.5; no list of relaxes: that one)
+        assert [numbers[f"b2_matrix_queries_game_fit_{k}"] for k in ("rounds", "relax", "relax_low", "relax_high")] == [
+            5,
+            1.5,
+            1.5,
+            1.5,
+        ]
         assert numbers["b2_matrix_queries_game_fitted_separated"] == (fitted is not None) + bool(fitted)
         assert (
             numbers["b2_matrix_queries_game_fitted_peak"] == 1.0
