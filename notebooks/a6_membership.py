@@ -358,7 +358,7 @@ display_table(
     "be the cell's model (perplexity and AUC of both, and the perplexities' relative difference).",
 )
 
-# %% mystnb={"figure": {"caption": "Attack AUC (eq. 24) against validation perplexity on SmolLM2-135M-Instruct (seed 0): every checkpoint (dots) and each method's front (lines), on all texts. The star is the base model.", "name": "fig-a6-frontier-pretrained"}, "image": {"alt": "Two panels, Enron and PubMed, of attack AUC against log perplexity for full, adapter and LoRA r = 8 and r = 16 fine-tuning of the pretrained model, the base model marked by a star."}}
+# %% mystnb={"figure": {"caption": "Attack AUC (eq. 24) against validation perplexity on SmolLM2-135M-Instruct (seed 0): every checkpoint (dots) and each method's front (lines), on all texts. The star is the base model.", "name": "fig-a6-frontier-pretrained"}, "image": {"alt": "Three panels, Penn Treebank, Enron and PubMed, of attack AUC against log perplexity for full, adapter and LoRA r = 8 and r = 16 fine-tuning of the pretrained model, the base model marked by a star."}}
 pre_shown = [v for v in ("full", "adapter", "lora-r8", "lora-r16") if v in set(pre_points["variant"])]
 pre_frontier_fig = plots.frontier_plot(
     pre_points, a6.front_frame(pre_points), pre_shown, {v: a6.label(v) for v in pre_shown}, titles=a6.DATASETS
