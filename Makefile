@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          render _build/html from the notebooks' committed (CI-validated) outputs, executing nothing"
@@ -186,6 +186,15 @@ results-a6-pretrained: $(STAMP)
 	    for lr in 1e-3 3e-4; do $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods adapter --lr $$lr || exit 1; done && \
 	    $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods lora --ranks 16 --lr 3e-3 ) & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
+
+# §6's projection arm on the pretrained SmolLM2-135M: LoRA-FA r=8 with its random frozen A against the fixed DCT
+# basis as A, AdamW, Enron, seeds 0 and 1, one one-thread process per seed.
+PRE_PROJECTION = $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --methods lorafa,lorafixed \
+  --ranks 8 --optimizer adamw --lr-grid 1e-3,3e-3,1e-2,3e-2,1e-1 --data-dir $(DATA_DIR) \
+  --out results/published/projection/adamw --threads 1 --no-progress
+results-a6-projection-pretrained: $(STAMP)
+	pids=""; for s in 0 1; do $(PRE_PROJECTION) --seeds $$s & pids="$$pids $$!"; done; \
+	for p in $$pids; do wait $$p || exit 1; done
 
 # The canary audit's fixed design (a5_row_scaling.AUDIT_DESIGN, which refuses records of any other): synthetic
 # e-mails, seeds 1 to 3, 300 canaries, 40 guesses on each side, 16 epochs.

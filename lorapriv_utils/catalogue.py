@@ -84,6 +84,15 @@ CATALOGUE = (
         "a6_membership",
         DATA,
     ),
+    Entry(
+        "projection-adamw-pretrained",
+        "projection/adamw/cpu-pretrained/*/*.json",
+        "cell",
+        "cpu-pretrained",
+        "results-a6-projection-pretrained",
+        "a6_membership",
+        DATA,
+    ),
     Entry("dp-compare", "dp_compare/cpu-small/*/*.json", "dp-compare", "cpu-small", "results-b3", "b3_noisy_variants"),
     Entry(
         "multiplier", "multiplier/cpu-small-pretrained.json", "multiplier", "cpu-small", "results-a5", "a5_row_scaling"
@@ -110,6 +119,7 @@ TARGETS = {
     "results-a6-projection": "§6's projection arms: LoRA-FA with a random A against a fixed A, AdamW and SGD",
     "results-a6-large": "§6's grid at cpu-large on Penn Treebank, Enron and PubMed",
     "results-a6-pretrained": "Table 1's grid on the pretrained SmolLM2-135M, its base model's scores and its frontier",
+    "results-a6-projection-pretrained": "§6's projection arm on the pretrained SmolLM2-135M: random A against fixed A",
     "results-a5": "§5.1's multiplier on real per-text gradients, the canary audits and row scaling's cost",
     "results-b1": "paper B's gradient alignment at the start of fine-tuning",
     "results-b2": "the DP game against LoRA-FA on a trained GPT-2",

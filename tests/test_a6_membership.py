@@ -315,6 +315,9 @@ def test_the_chapter_on_tiny_results(results):
     assert "AUC random - fixed [95%]" in a6.projection_display(table).columns
     quoted = a6.projection_numbers(table)
     assert quoted["a6_membership_proj_adamw_auc_diff"] == pytest.approx(row["auc_diff"], rel=5e-3, abs=1e-4)
+    edges = int(row["edge_random"]) + int(row["edge_fixed"])
+    assert quoted["a6_membership_proj_adamw_edge_arms"] == edges
+    assert a6.projection_numbers(table, "pre_proj")["a6_membership_pre_proj_adamw_edge_arms"] == edges
     with_arms = a6.claims(
         summary,
         {"full": matched, "adapter": versus_adapter},
@@ -326,7 +329,7 @@ def test_the_chapter_on_tiny_results(results):
         projection=table,
     )
     attribution = [next(c for c in cs if c.claim_id == "A-6.attribution") for cs in (claims, with_arms)]
-    assert len(attribution[1].checks) == len(attribution[0].checks) + 2
+    assert len(attribution[1].checks) == len(attribution[0].checks) + 3  # the direct test and two caveats
     assert "random A minus with a fixed A" in attribution[1].summary
     larger = a6.claims(
         summary, {"full": matched, "adapter": versus_adapter}, trends, rmatched, base, SCALE, larger=summary
@@ -351,17 +354,9 @@ def test_the_chapter_on_tiny_results(results):
     # test's too) a caveat; A-6.adapter and A-6.lora gain its matched comparisons as caveats
     rank_pair = a6.matched_frame(curves, SCALE, baseline="lora-r16", compared=("lora-r8",))
     pre_matched = {"full": matched, "adapter": versus_adapter, "r16": rank_pair}
-    by_pre = a6.claims(
-        summary,
-        pre_matched,
-        trends,
-        rmatched,
-        base,
-        SCALE,
-        pretrained=summary,
-        projection=table,
-        pretrained_matched=pre_matched,
-    )
+    pre_args = (summary, pre_matched, trends, rmatched, base, SCALE)
+    pre_kwargs = {"pretrained": summary, "projection": table, "pretrained_matched": pre_matched}
+    by_pre = a6.claims(*pre_args, **pre_kwargs)
     attribution = next(c for c in by_pre if c.claim_id == "A-6.attribution")
     assert attribution.decided_at == a6.PRETRAINED and attribution.summary.startswith(f"{a6.PRETRAINED}, ")
     core = [c for c in attribution.checks if c.role == "core"]
@@ -373,7 +368,14 @@ def test_the_chapter_on_tiny_results(results):
     assert below and all(c.interval[0] <= c.measured <= c.interval[1] for c in below)
     assert all(c.outcome == "unresolved" for c in below if c.interval[0] <= 0 <= c.interval[1])
     plain = next(c for c in decided if c.claim_id == "A-6.attribution")
-    assert len(attribution.checks) == 2 * len(plain.checks) + 2  # both scales' matched checks, the direct test
+    assert len(attribution.checks) == 2 * len(plain.checks) + 3  # both scales' matched checks, the direct test
+    # the pretrained scale's direct test is core there; the note says where each run of it counts
+    with_pre_arms = a6.claims(*pre_args, **pre_kwargs, pretrained_projection=table)
+    direct = next(c for c in with_pre_arms if c.claim_id == "A-6.attribution")
+    tests = [c for c in direct.checks if "random A below" in c.name]
+    assert [c.role for c in tests] == ["core", "caveat"] and tests[0].name.startswith(f"{a6.PRETRAINED}, ")
+    assert "Its core runs are on the pretrained model" in direct.note and "are caveats" in direct.note
+    assert direct.summary.count("random A minus with a fixed A") == 2
     for claim_id, pattern in (("A-6.adapter", "AUC adapter - full"), ("A-6.lora", "AUC LoRA - full")):
         before, after = (next(c for c in cs if c.claim_id == claim_id) for cs in (decided, by_pre))
         added = [c for c in after.checks if c not in before.checks]
@@ -494,18 +496,24 @@ def test_the_chapters_figures_draw_from_small_inputs():
 
 
 def test_the_projection_test_is_unresolved_when_its_interval_contains_zero_and_fails_above_it():
-    def row(diff, low, high, ppl_fixed=100.0):
+    def row(diff, low, high, ppl_fixed=100.0, edge=False):
         return {"optimizer": "sgd", "dataset": "synthetic-email", "ppl_random": 100.0, "ppl_fixed": ppl_fixed} | {
             "auc_diff": diff,
             "auc_low": low,
             "auc_high": high,
+            "edge_random": edge,
+            "edge_fixed": False,
         }
 
-    table = pd.DataFrame([row(-0.03, -0.05, -0.01), row(0.01, -0.02, 0.04), row(0.03, 0.01, 0.05, 140.0)])
+    rows = [row(-0.03, -0.05, -0.01), row(0.01, -0.02, 0.04), row(0.03, 0.01, 0.05, 140.0, edge=True)]
+    table = pd.DataFrame(rows)
     checks = a6.projection_checks(table)
     core = [c for c in checks if c.role == "core"]
     assert [c.outcome for c in core] == ["passes", "unresolved", "fails"]
-    assert [c.passed for c in checks if c.role == "caveat"] == [True, True, False]  # 1.4 times: not comparable
+    comparable = [c.passed for c in checks if "within" in c.name]
+    assert comparable == [True, True, False]  # 1.4 times: not comparable
+    inside = [c.passed for c in checks if "grid's edge" in c.name]
+    assert inside == [True, True, False] and all(c.role == "caveat" for c in checks if "grid's edge" in c.name)
     named = a6.projection_checks(table, "cpu-small")
     assert all(c.name.startswith("cpu-small, synthetic-email, LoRA-FA r=8 with sgd") for c in named)
     assert [c.outcome for c in named] == [c.outcome for c in checks]

@@ -63,6 +63,7 @@ COSTS = {
     "large": ("results-a6-large",),
     "pre": ("results-a6-pretrained",),
     "pre_frontier": ("frontier-pretrained",),
+    "pre_projection": ("results-a6-projection-pretrained",),
 }
 
 # Paper A, Table 1 (GPT-2 117M, 20 epochs): perplexity, AUC (%), TPR (%) at FPR 1% and 0.01%.
@@ -734,7 +735,8 @@ def _interval_text(row: pd.Series, metric: str) -> str:
 def projection_checks(table: pd.DataFrame, scale_name: str | None = None) -> list[Check]:
     """A-6.attribution's direct test: with everything but A the same (rank, optimiser, data, seeds), the random
     projection's AUC lies below the fixed projection's (core; an interval that contains 0 leaves it unresolved);
-    and the two arms reach comparable perplexity (caveat: within :data:`SLIGHT` times each other).  Names start
+    the two arms reach comparable perplexity (caveat: within :data:`SLIGHT` times each other), and neither arm's
+    chosen rate lies at its grid's edge (caveat: an arm held below its best rate is not compared fairly).  Names start
     with ``scale_name`` where given (a claim that holds checks of several scales)."""
     out = []
     for _, row in table.iterrows():
@@ -752,8 +754,34 @@ def projection_checks(table: pd.DataFrame, scale_name: str | None = None) -> lis
                 SLIGHT,
                 role="caveat",
             ),
+            _bound(
+                f"{tag}: arms whose chosen learning rate lies at their grid's edge, none (each arm at its best rate)",
+                float(int(row["edge_random"]) + int(row["edge_fixed"])),
+                0.0,
+                role="caveat",
+            ),
         ]
     return [c for c in out if c is not None]
+
+
+def _direct_test_scope(arms: pd.DataFrame, pre_arms: pd.DataFrame, scale_name: str, pretrained_decides: bool) -> str:
+    """Where A-6.attribution's direct test (:func:`projection_checks`) ran and which of its runs are core."""
+
+    def ran(table: pd.DataFrame) -> str:
+        corpora = ", ".join(DATASETS.get(d, d) for d in dict.fromkeys(table["dataset"]))
+        optimisers = " and ".join({"adamw": "AdamW", "sgd": "SGD"}[o] for o in dict.fromkeys(table["optimizer"]))
+        return f"{corpora}; {optimisers}"
+
+    toy = f"at {scale_name} ({ran(arms)})" if len(arms) else ""
+    if len(pre_arms):
+        return (
+            f"Its core runs are on the pretrained model ({ran(pre_arms)}); those {toy} are caveats."
+            if toy
+            else (f"Its core runs are on the pretrained model ({ran(pre_arms)}).")
+        )
+    if not toy:
+        return "It was not run."
+    return f"Its runs {toy} are {'caveats (the pretrained scale decides)' if pretrained_decides else 'core'}."
 
 
 def differences_display(differences: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -1148,6 +1176,7 @@ def claims(
     projection: pd.DataFrame | None = None,
     pretrained_matched: dict[str, pd.DataFrame] | None = None,
     frontiers: dict[str, dict] | None = None,
+    pretrained_projection: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``projection``
     (:func:`projection_table`) adds A-6.attribution's direct test, random A against fixed A.  ``matched`` holds
@@ -1160,7 +1189,9 @@ def claims(
     value is not measured is left out, never counted as failed.  ``pretrained_matched``, the pretrained scale's
     :func:`matched_frame` against ``"full"`` and ``"adapter"``, decides A-6.attribution there (its cpu-small
     checks, the direct test included, become caveats) and adds matched-perplexity caveats to A-6.adapter and
-    A-6.lora.  ``frontiers``: each scale's :func:`frontier_design` by scale name, which the notes state."""
+    A-6.lora.  ``frontiers``: each scale's :func:`frontier_design` by scale name, which the notes state.
+    ``pretrained_projection``: the pretrained scale's :func:`projection_table`, whose direct test is core for
+    A-6.attribution (this scale's is then a caveat)."""
     differences, frontiers = differences or {}, frontiers or {}
     datasets = list(dict.fromkeys(summary["dataset"]))
     vs_full, vs_adapter = matched["full"], matched["adapter"]
@@ -1300,9 +1331,11 @@ def claims(
     )
 
     arms = projection if projection is not None else pd.DataFrame()
+    pre_arms = pretrained_projection if pretrained_projection is not None else pd.DataFrame()
     toy = attribution_checks(vs_full, vs_adapter, datasets, tag)
     toy += projection_checks(arms, scale.name if attribution_decider else None)
     checks = attribution_checks(pre_full, pre_adapter, pre_datasets, lambda d: f"{PRETRAINED}, {d}")
+    checks += projection_checks(pre_arms, PRETRAINED)
     checks += [demote(c) for c in toy] if attribution_decider else toy  # caveats where the pretrained scale decides
     pre_summary = [
         f"{PRETRAINED}, {d}, LoRA r={r}: AUC minus full's "
@@ -1327,9 +1360,10 @@ def claims(
                     for r in (8, 16)
                 ]
                 + [
-                    f"{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}: AUC with a random A minus with a fixed A "
-                    f"{_interval_text(row, 'auc')}"
-                    for _, row in arms.iterrows()
+                    f"{where}{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}: AUC with a random A minus with a "
+                    f"fixed A {_interval_text(row, 'auc')}"
+                    for where, table in ((f"{PRETRAINED}, ", pre_arms), ("", arms))
+                    for _, row in table.iterrows()
                 ]
             ),
             note="If LoRA's lower attack success came from its noise rather than from fitting less, it would remain at"
@@ -1348,14 +1382,15 @@ def claims(
             "consistent with the noise explanation without proving it. Each reference model is trained from the "
             "target's LoRA start A (public for LoRA-FA; for LoRA, which trains A, a little more than the "
             "checkpoint reveals) and draws only the secret randomness (data order, noise) itself; references that"
-            " drew their own A made the attack on LoRA a little weaker. The direct test (core at its own scale, a "
-            "caveat where the pretrained scale decides) changes only the "
+            " drew their own A made the attack on LoRA a little weaker. The direct test changes only the "
             "projection: LoRA-FA r = 8 with its random frozen A against the same training with a fixed A, a DCT "
             "basis scaled so that A A^T is what a random A has on average, at the same rank, data and seeds, "
-            "each arm at its own swept rate, with AdamW and with SGD (under SGD a step is exactly the projected "
-            "gradient of paper A's noise; AdamW breaks that identity). If the projection's randomness were what "
-            "protects, the random arm's AUC would lie below the fixed arm's; an interval that contains 0 leaves "
-            "the check unresolved, which is not evidence of no effect beyond the interval's width."
+            "each arm at its own swept rate (under SGD a step is exactly the projected gradient of paper A's "
+            "noise; AdamW breaks that identity). "
+            + _direct_test_scope(arms, pre_arms, scale.name, attribution_decider is not None)
+            + " If the projection's randomness were what protects, the random arm's AUC would lie below the fixed "
+            "arm's; an interval that contains 0 leaves the check unresolved, which is not evidence of no effect "
+            "beyond the interval's width."
             + (
                 pretrained_attribution([pre_full, pre_adapter], frontiers.get(PRETRAINED))
                 if attribution_decider
@@ -1453,15 +1488,18 @@ def difference_numbers(differences: pd.DataFrame, prefix: str = "") -> dict[str,
     return quoted_numbers(KEY, numbers)
 
 
-def projection_numbers(table: pd.DataFrame) -> dict[str, float]:
-    """:func:`projection_table` as numbers the text quotes, keyed ``proj_<optimiser>_<column>`` (one dataset)."""
+def projection_numbers(table: pd.DataFrame, prefix: str = "proj") -> dict[str, float]:
+    """:func:`projection_table` as numbers the text quotes, keyed ``<prefix>_<optimiser>_<column>`` (one dataset
+    per scale), with ``<prefix>_<optimiser>_edge_arms``: how many of the two arms chose a rate at their grid's edge."""
     numbers = {}
     for _, row in table.iterrows():
+        tag = f"{prefix}_{row['optimizer']}"
         for column in ("ppl_random", "ppl_fixed", "auc_random", "auc_fixed", "seeds"):
-            numbers[f"proj_{row['optimizer']}_{column}"] = row[column]
+            numbers[f"{tag}_{column}"] = row[column]
         for metric in ("auc", "tpr1"):
             for key in ("diff", "low", "high"):
-                numbers[f"proj_{row['optimizer']}_{metric}_{key}"] = row[f"{metric}_{key}"]
+                numbers[f"{tag}_{metric}_{key}"] = row[f"{metric}_{key}"]
+        numbers[f"{tag}_edge_arms"] = int(row["edge_random"]) + int(row["edge_fixed"])
     return quoted_numbers(KEY, numbers)
 
 
