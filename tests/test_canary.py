@@ -69,6 +69,11 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, t
         assert audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
     again = audit.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
     assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().out
+    fixed = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", overrides=runner.Overrides(lr=0.01))
+    monkeypatch.setattr(fixed, "sweep", lambda *a, **k: pytest.fail("a rate fixed by --lr was swept"))
+    at_rate = audit.run_audit(fixed, cell, config, DPConfig(noise_multiplier=0.5))
+    assert at_rate["manifest"]["train_config"]["lr"] == 0.01
+    assert store.read_record(path.with_name("dpsgd-r2-z0.5-lr0.01-s0.json"), "canary-audit") == at_rate
     grid_key = work.key(cell)
     monkeypatch.setitem(store.NUMERICS, "canary-audit", store.NUMERICS["canary-audit"] + 1)
     assert work.key(cell) == grid_key  # the audit's numerics are its own: a bump leaves the grid current

@@ -65,6 +65,8 @@ def test_every_record_is_named_by_the_one_cell_name():
     assert runner.result_path(Path("out"), scale, cell) == Path("out/cpu-small/ptb/dpsgd-r8-s0.json")
     audit_path = audit.audit_path(Path("out"), scale, cell, DPConfig(noise_multiplier=1.0))
     assert audit_path == Path("out/cpu-small/audit/ptb/dpsgd-r8-z1-s0.json")
+    fixed = audit.audit_path(Path("out"), scale, grid.Cell("ptb", "full", None, 2), None, lr=3e-5)
+    assert fixed == Path("out/cpu-small/audit/ptb/full-lr3e-05-s2.json")  # a fixed rate lies beside the swept one
     assert frontier.frontier_path(Path("o"), "s", "ptb", "full", 1) == Path("o/s/frontier/ptb/full-s1.json")
     assert lira.lira_path(Path("o"), "s", "ptb", "lora-r8", 0) == Path("o/s/lira/ptb/lora-r8-s0.json")
     assert grid.DPCell("full", 0.0).name == "ptb/full-z0-s0"

@@ -1,10 +1,10 @@
 """The canary audit of one grid cell's method on the engine (``python -m lorapriv_utils audit``).
 
 The audit trains the cell's method once, with the cell's data, learning rate (the same sweep and rule
-as the grid) and steps, on the members plus the canaries that came up "in" (``canary``), and turns the
-canaries' scores into an epsilon lower bound.  A record is written atomically with a manifest, and an
-intact, current one is reused; its spec (``specs.audit_spec``) is the grid cell's plus the canaries'
-settings and the canary audit's numerics version.
+as the grid, or a rate fixed by ``--lr``) and steps, on the members plus the canaries that came up "in"
+(``canary``), and turns the canaries' scores into an epsilon lower bound.  A record is written atomically
+with a manifest, and an intact, current one is reused; its spec (``specs.audit_spec``) is the grid cell's plus
+the canaries' settings and the canary audit's numerics version.
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ from .grid import Cell, cell_name
 from .runner import Runner, perplexity, reused_or_computed
 
 
-def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None) -> Path:
-    """``<scale>/audit/<dataset>/<method>[-r<rank>][-z<sigma>]-s<seed>.json``: the order of every record's name
-    (method, rank, noise, seed), as the grid's and the frontier's."""
+def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None, lr: float | None = None) -> Path:
+    """``<scale>/audit/<dataset>/<method>[-r<rank>][-z<sigma>][-lr<lr>]-s<seed>.json``: the order of every record's
+    name (method, rank, noise, rate, seed), as the grid's and the frontier's; ``lr``, a rate fixed by ``--lr`` rather
+    than swept, names the record so that it lies beside the swept one."""
     sigma = None if dp is None or cell.method != "dpsgd" else dp.noise_multiplier
-    return (
-        Path(out) / scale.name / "audit" / f"{cell_name(cell.method, cell.rank, sigma, cell.seed, cell.dataset)}.json"
-    )
+    name = cell_name(cell.method, cell.rank, sigma)
+    if lr is not None:
+        name += f"-lr{lr:g}"
+    return Path(out) / scale.name / "audit" / cell.dataset / f"{name}-s{cell.seed}.json"
 
 
 def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
@@ -42,7 +44,8 @@ def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> 
 def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | None = None) -> dict:
     """The one-run canary audit of ``cell``'s method (``dp``: DP-SGD's settings for a ``dpsgd`` cell)."""
     dp = dp or work.engine.dp
-    path = audit_path(work.out, work.scale, cell, dp)
+    fixed = work.overrides.lr  # a rate fixed by --lr: trained as given, no sweep
+    path = audit_path(work.out, work.scale, cell, dp, fixed)
     spec = audit_spec(work, cell, config, dp)
 
     def compute() -> dict:
@@ -54,7 +57,7 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
         included = canary.inclusion(config.canaries, cell.seed)
         texts = canary.with_canaries(prepared.texts["members"], canaries, included)
         windows = models.encode_texts(tokenizer, texts, context, work.engine.max_windows_per_text)
-        lr = work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
+        lr = fixed if fixed is not None else work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
         cfg = work.train_config(cell.method, cell.seed, lr)
         trained, stats = finetune.fine_tune(
             copy.deepcopy(base),
