@@ -4,6 +4,7 @@ import dataclasses
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import registered
 
@@ -147,6 +148,7 @@ def audit_records(
             method, *rest = name.split("-")
             rank = int(rest[0][1:]) if rest and rest[0].startswith("r") else None
             sigma = float(name.split("-z")[1]) if "-z" in name else None
+            fixed = float(name.split("-lr")[1]) if "-lr" in name else None
             scores = difficulty + np.random.default_rng([seed, k]).normal(0, 0.2, m) + shift * included
             training = {"steps": 10}
             if sigma is not None:
@@ -166,7 +168,7 @@ def audit_records(
                     "cell": {"method": method, "rank": rank, "seed": seed, "dataset": "synthetic-email"},
                     "train_config": {"epochs": 16, "lr": 0.01, "batch_size": 16},
                     "model": {"n_embd": 64, "n_layer": 2},
-                    "config": {"engine": {"rowscale": {"delta": 0.5}}},
+                    "config": {"engine": {"rowscale": {"delta": 0.5}}, "overrides": {"lr": fixed}},
                     "wall_seconds": 60.0,
                 },
             }
@@ -227,6 +229,30 @@ def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale)
     (tmp_path / "full-s1.json").write_text(json.dumps({**records[0], "audit": {}}))
     with pytest.raises(ValueError, match="checksum"):
         a5.load_audits(tmp_path, DESIGN)
+    assert not any("matched" in key for key in a5.audit_pairs(loaded)) and "fixed rate" not in claim.summary
+
+
+@pytest.mark.slow
+def test_full_fine_tuning_at_a_fixed_rate_is_audited_beside_the_swept_one(tiny_scale):
+    """Full fine-tuning audited at MATCHED_FULL_LR (``--lr``) is its own row, compared with each LoRA-factor audit;
+    it informs the summary and never the power rule, which reads the swept run."""
+    matched = {**SHIFTS, a5.MATCHED_FULL: 0.2}  # at the LoRA-factor audits' utility, a weak signal
+    records = audit_records(matched, ppl={a5.MATCHED_FULL: 150.0})
+    assert a5.audit_name(records[-1]) == f"full-lr{a5.MATCHED_FULL_LR:g}-s2"  # the last record: seed 2
+    table, diffs, claim = judged(records, tiny_scale)
+    assert table["name"].tolist()[0] == "full" and table["name"].tolist()[-1] == a5.MATCHED_FULL
+    assert table["method"].tolist()[-1] == f"full fine-tuning, rate {a5.MATCHED_FULL_LR:g} fixed"
+    swept = table.iloc[:-1].reset_index(drop=True)  # the swept audits' rows (their intervals too) as without it
+    pd.testing.assert_frame_equal(swept, judged(audit_records(SHIFTS), tiny_scale)[0])
+    assert set(a5.MATCHED_PAIRS) <= set(diffs["comparison"]) and (diffs["minus"] == a5.MATCHED_FULL).sum() == 3
+    assert claim.verdict == judged(audit_records(SHIFTS), tiny_scale)[2].verdict  # the rule reads the swept run
+    assert "fixed rate" in claim.summary and "validation PPL 150" in claim.summary
+    numbers = a5.audit_numbers(table, diffs, records)
+    assert numbers["a5_row_scaling_audit_ppl_full_matched"] == 150.0
+    assert numbers["a5_row_scaling_audit_matched_lr"] == a5.MATCHED_FULL_LR
+    row = table.set_index("name").loc[a5.MATCHED_FULL]
+    assert numbers["a5_row_scaling_audit_auc_full_matched"] == pytest.approx(row["canary_auc"], abs=1e-3)
+    assert "a5_row_scaling_audit_diff_rowscale_full_matched_high" in numbers
 
 
 @pytest.mark.slow

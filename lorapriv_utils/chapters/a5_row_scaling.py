@@ -515,6 +515,10 @@ AUDIT_DESIGN = {
     "guesses_each_side": 40,
     "epochs": 16,
 }
+# Full fine-tuning audited at a rate fixed before its runs (make results-a5, --lr), so that it ends near the
+# perplexity of the audits that train only the LoRA factors: the frontier's lowest full fine-tuning rate on the
+# synthetic e-mails (seed 0, another split), whose 8-epoch checkpoint is the nearest of that frontier to them.
+MATCHED_FULL_LR = 3e-5
 UTILITY_MATCH = 1.05  # row-scaled LoRA and DP-SGD at its multiplier compared at matched utility: PPL ratio within
 _AUDIT = 31
 METHOD_NAMES = {"full": "full fine-tuning", "lora": "LoRA", "rowscale": "LoRA, row-scaled", "dpsgd": "DP-SGD"}
@@ -577,13 +581,19 @@ def load_audits(folder=None, design: dict | None = None) -> list[dict]:
     return records
 
 
+def _fixed_lr(record: dict) -> float | None:
+    """The rate ``--lr`` fixed for an audit (None: the sweep chose it)."""
+    return ((record["manifest"].get("config") or {}).get("overrides") or {}).get("lr")
+
+
 def audit_variant(record: dict) -> str:
-    """A record's method, rank and DP-SGD's multiplier, as its file is named less the seed (``dpsgd-r8-z1``)."""
-    from ..mia.experiments.grid import cell_name
+    """A record's method, rank, DP-SGD's multiplier and a rate fixed by ``--lr``, as its file is named less the seed
+    (``dpsgd-r8-z1``, ``full-lr3e-05``)."""
+    from ..mia.experiments.grid import audit_stem
 
     cell = record["manifest"]["cell"]
     sigma = record["training"]["noise_multiplier"] if cell["method"] == "dpsgd" else None
-    return cell_name(cell["method"], cell["rank"], sigma)
+    return audit_stem(cell["method"], cell["rank"], sigma, _fixed_lr(record))
 
 
 def audit_name(record: dict) -> str:
@@ -595,7 +605,9 @@ def _label(record: dict) -> str:
     cell, training = record["manifest"]["cell"], record["training"]
     rank = f" r={cell['rank']}" if cell["rank"] is not None else ""
     sigma = f", sigma={training['noise_multiplier']:.3g}" if cell["method"] == "dpsgd" else ""
-    return f"{METHOD_NAMES.get(cell['method'], cell['method'])}{rank}{sigma}"
+    fixed = _fixed_lr(record)
+    rate = "" if fixed is None else f", rate {fixed:g} fixed"
+    return f"{METHOD_NAMES.get(cell['method'], cell['method'])}{rank}{sigma}{rate}"
 
 
 def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
@@ -644,6 +656,7 @@ def audit_table(records: list[dict], scale: Scale) -> pd.DataFrame:
     for variant, runs in sorted(
         groups.items(),
         key=lambda item: (
+            _fixed_lr(item[1][0]) is not None,  # last, so that the swept audits draw the bootstrap's stream as before
             order[item[1][0]["manifest"]["cell"]["method"]],
             item[1][0]["manifest"]["cell"]["rank"] or 0,
             -item[1][0]["training"].get("noise_multiplier", 0),
@@ -716,6 +729,12 @@ AUDIT_PAIRS = {  # name: (audit, minus), for the claim and the page; {implied}: 
     "rowscale_dp_one": ("rowscale-r8", "dpsgd-r8-z1"),
     "dp_implied_dp_one": ("dpsgd-r8-z{implied:g}", "dpsgd-r8-z1"),
 }
+MATCHED_PAIRS = {  # the same against full fine-tuning at MATCHED_FULL_LR ({matched}), where it was audited
+    "rowscale_full_matched": ("rowscale-r8", "full-lr{matched:g}"),
+    "lora_full_matched": ("lora-r8", "full-lr{matched:g}"),
+    "dp_implied_full_matched": ("dpsgd-r8-z{implied:g}", "full-lr{matched:g}"),
+}
+MATCHED_FULL = f"full-lr{MATCHED_FULL_LR:g}"
 EQUIVALENCE_MARGIN = 0.05  # canary AUC: "mimics" read as the difference's interval inside (-margin, +margin)
 
 
@@ -728,9 +747,16 @@ def _rowscale_record(records: list[dict]) -> dict:
 
 
 def audit_pairs(records: list[dict]) -> dict[str, tuple[str, str]]:
-    """:data:`AUDIT_PAIRS` with DP-SGD at §5.1's multiplier named as its record is."""
+    """:data:`AUDIT_PAIRS` with DP-SGD at §5.1's multiplier named as its record is, and :data:`MATCHED_PAIRS` where
+    full fine-tuning was audited at :data:`MATCHED_FULL_LR`."""
     implied = implied_multiplier(_rowscale_record(records))
-    return {key: (a.format(implied=implied), b.format(implied=implied)) for key, (a, b) in AUDIT_PAIRS.items()}
+    pairs = AUDIT_PAIRS | (MATCHED_PAIRS if _has_matched(records) else {})
+    names = {"implied": implied, "matched": MATCHED_FULL_LR}
+    return {key: (a.format(**names), b.format(**names)) for key, (a, b) in pairs.items()}
+
+
+def _has_matched(records: list[dict]) -> bool:
+    return any(audit_variant(r) == MATCHED_FULL for r in records)
 
 
 def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], scale: Scale) -> Claim:
@@ -764,12 +790,13 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
             f"{noise_levels.difference:+.3f}"
             f", {noise_levels.low:+.3f} to {noise_levels.high:+.3f})"
         )
+    matched = _matched_summary(row, diff, pairs)
     if weak:
         return Claim(
             claim_id="A-5.1-equivalence",
             scale=scale.name,
             checks=[below_certificate],
-            summary=f"{weak}: too weak to judge LoRA here",
+            summary=f"{weak}: too weak to judge LoRA here{matched}",
         )
     rowscale_dp = diff[pairs["rowscale_dp"]]
     interval = (float(rowscale_dp.low), float(rowscale_dp.high))
@@ -832,7 +859,7 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
         f"nothing) and {row.loc[dp_one, 'eps_lower_bound']:.2f} at sigma=1 (certified {certified:.2f}); row-scaled "
         f"minus DP-SGD at the multiplier {rowscale_dp.difference:+.3f} canary AUC ({rowscale_dp.low:+.3f} to "
         f"{rowscale_dp.high:+.3f}), validation PPL {row.loc[rowscale, 'val_perplexity']:.4g} against "
-        f"{row.loc[dp_implied, 'val_perplexity']:.4g}",
+        f"{row.loc[dp_implied, 'val_perplexity']:.4g}{matched}",
         note=(
             "An audit gives lower bounds, so it can refute a guarantee but never confirm one: what it measures holds "
             "for this model, these canaries and this attack (the loss drop from the base model). The design was fixed "
@@ -852,12 +879,27 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
     )
 
 
+def _matched_summary(row: pd.DataFrame, diff: dict, pairs: dict[str, tuple[str, str]]) -> str:
+    """What the audit of full fine-tuning at :data:`MATCHED_FULL_LR` shows, for a claim's summary ('' where not run)."""
+    if "rowscale_full_matched" not in pairs:
+        return ""
+    full, d = row.loc[MATCHED_FULL], diff[pairs["rowscale_full_matched"]]
+    return (
+        f"; full fine-tuning at the fixed rate {MATCHED_FULL_LR:g}, near the LoRA-factor audits' utility (validation "
+        f"PPL {full['val_perplexity']:.4g}): canary AUC {full['canary_auc']:.3f} ({full['auc_low']:.3f} to "
+        f"{full['auc_high']:.3f}), epsilon >= {full['eps_lower_bound']:.2f}; row-scaled minus it "
+        f"{d.difference:+.3f} ({d.low:+.3f} to {d.high:+.3f})"
+    )
+
+
 def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict]) -> dict[str, float]:
     """The audit's numbers quoted on the chapter page (glue keys ``a5_row_scaling_audit_*``)."""
     row = table.set_index("name")
     pairs = audit_pairs(records)
     names = {"full": "full", "lora": "lora-r8", "rowscale": "rowscale-r8"}
     names |= {"dp_implied": pairs["rowscale_dp"][1], "dp_one": pairs["rowscale_dp_one"][1]}
+    if _has_matched(records):
+        names["full_matched"] = MATCHED_FULL
     rowscale = _rowscale_record(records)
     numbers = {
         "audit_canaries": int(row["canaries"].iloc[0]),
@@ -878,6 +920,8 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
         "audit_power": AUDIT_POWER,
         "audit_wall_minutes": sum(r["manifest"]["wall_seconds"] for r in records) / 60,
     }
+    if "full_matched" in names:
+        numbers["audit_matched_lr"] = MATCHED_FULL_LR
     for short, name in names.items():
         numbers[f"audit_eps_{short}"] = float(row.loc[name, "eps_lower_bound"])
         numbers[f"audit_auc_{short}"] = float(row.loc[name, "canary_auc"])

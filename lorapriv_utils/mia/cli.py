@@ -346,8 +346,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
             for cell in cells:
                 done = audit.run_audit(work, cell, canaries, dp)["audit"]
+                path = audit.audit_path(work.out, scale, cell, dp, work.overrides.lr)
+                name = path.relative_to(Path(work.out) / scale.name / "audit").with_suffix("")
                 print(
-                    f"{cell.name}: {done['right']} of {done['guesses']} guesses right on {done['canaries']} canaries, "
+                    f"{name}: {done['right']} of {done['guesses']} guesses right on {done['canaries']} canaries, "
                     f"epsilon >= {done['epsilon_lower_bound']:.3f} (delta {done['delta']:g}, "
                     f"{done['confidence']:.0%} confidence); canary AUC {done['auc']:.3f}"
                 )

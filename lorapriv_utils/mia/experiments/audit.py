@@ -20,7 +20,7 @@ from ..attacks import canary
 from ..attacks.canary import CanaryConfig
 from ..engine import finetune, models
 from ..records import specs
-from .grid import Cell, cell_name
+from .grid import Cell, audit_stem
 from .runner import Runner, perplexity, reused_or_computed
 
 
@@ -29,9 +29,7 @@ def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None, lr: flo
     name (method, rank, noise, rate, seed), as the grid's and the frontier's; ``lr``, a rate fixed by ``--lr`` rather
     than swept, names the record so that it lies beside the swept one."""
     sigma = None if dp is None or cell.method != "dpsgd" else dp.noise_multiplier
-    name = cell_name(cell.method, cell.rank, sigma)
-    if lr is not None:
-        name += f"-lr{lr:g}"
+    name = audit_stem(cell.method, cell.rank, sigma, lr)
     return Path(out) / scale.name / "audit" / cell.dataset / f"{name}-s{cell.seed}.json"
 
 

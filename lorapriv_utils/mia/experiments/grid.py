@@ -31,6 +31,12 @@ def cell_name(method: str, rank=None, noise=None, seed: int | None = None, datas
     return f"{dataset}/{name}" if dataset is not None else name
 
 
+def audit_stem(method: str, rank=None, noise=None, lr: float | None = None) -> str:
+    """A canary audit's name less its seed: its cell's name, then the rate where ``--lr`` fixed it rather than the
+    sweep choosing it (``full-lr3e-05``), so that the two audits of one method lie side by side."""
+    return cell_name(method, rank, noise) + ("" if lr is None else f"-lr{lr:g}")
+
+
 def result_path(out, scale: Scale, cell: Cell) -> Path:
     """Where a grid cell's record lies: ``OUT/SCALE/DATASET/NAME.json``."""
     return Path(out) / scale.name / f"{cell.name}.json"
