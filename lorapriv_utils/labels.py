@@ -21,12 +21,14 @@ TERMS = {
 }
 # theory.dynamics' update rules (eqs. 8-10), as the column headers of a table of them
 RULES = {"full": "full gradient", "lora": "LoRA", "lora_frozen_a": "frozen A (eq. 9)", "flora": "FLoRA"}
-VARIANT = re.compile(r"(?P<method>[a-z]+)(?:-r(?P<rank>\d+))?(?:-z(?P<sigma>\d+(?:\.\d+)?(?:e-?\d+)?))?")
+NUMBER = r"\d+(?:\.\d+)?(?:e-?\d+)?"
+VARIANT = re.compile(rf"(?P<method>[a-z]+)(?:-r(?P<rank>\d+))?(?:-z(?P<sigma>{NUMBER}))?(?:-lr(?P<lr>{NUMBER}))?")
 
 
 def variant(name: str) -> str:
     """A method's variant as a reader sees it: ``lora-r8`` -> ``LoRA r=8``, ``dpsgd-r8-z0.0340207`` -> ``DP-SGD
-    (LoRA) r=8, σ=0.034`` (the noise multiplier in three significant digits).  A name whose method is not in the
+    (LoRA) r=8, σ=0.034`` (the noise multiplier in three significant digits), ``full-lr3e-05`` -> ``full
+    fine-tuning, rate 3e-05 fixed`` (a rate fixed by ``--lr``, not swept).  A name whose method is not in the
     engine's registry (:mod:`lorapriv_utils.mia.engine.methods`) is returned unchanged."""
     from .mia.engine.methods import REGISTRY
 
@@ -38,6 +40,8 @@ def variant(name: str) -> str:
         text += f"{',' if ',' in text else ''} r={match['rank']}"  # "LoRA r=8", "LoRA, row-scaled, r=8"
     if match["sigma"]:
         text += f", σ={float(match['sigma']):.3g}"
+    if match["lr"]:
+        text += f", rate {float(match['lr']):g} fixed"
     return text
 
 

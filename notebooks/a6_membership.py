@@ -450,7 +450,7 @@ display_table(
 # $A$, {glue:text}`a6_membership_pre_proj_adamw_ppl_fixed:.4g` with a fixed one), and the random arm's AUC minus the
 # fixed arm's is {glue:text}`a6_membership_pre_proj_adamw_auc_diff:+.3f` (95% interval
 # {glue:text}`a6_membership_pre_proj_adamw_auc_low:+.3f` to {glue:text}`a6_membership_pre_proj_adamw_auc_high:+.3f`):
-# unresolved, and no advantage of the random $A$ larger than the interval's lower end is left open.
+# unresolved; at 95%, an advantage of the random $A$ up to the interval's lower end remains compatible.
 
 # %%
 pre_projection = a6.projection_table(a6.load_projection(pretrained_scale), pretrained_scale)

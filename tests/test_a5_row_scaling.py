@@ -2,6 +2,8 @@
 
 import dataclasses
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -229,30 +231,33 @@ def test_audit_records_are_tabulated_compared_and_verified(tmp_path, tiny_scale)
     (tmp_path / "full-s1.json").write_text(json.dumps({**records[0], "audit": {}}))
     with pytest.raises(ValueError, match="checksum"):
         a5.load_audits(tmp_path, DESIGN)
-    assert not any("matched" in key for key in a5.audit_pairs(loaded)) and "fixed rate" not in claim.summary
+    assert not any("fixed" in key for key in a5.audit_pairs(loaded)) and "fixed rate" not in claim.summary
 
 
 @pytest.mark.slow
 def test_full_fine_tuning_at_a_fixed_rate_is_audited_beside_the_swept_one(tiny_scale):
-    """Full fine-tuning audited at MATCHED_FULL_LR (``--lr``) is its own row, compared with each LoRA-factor audit;
+    """Full fine-tuning audited at FIXED_FULL_LR (``--lr``) is its own row, compared with each LoRA-factor audit;
     it informs the summary and never the power rule, which reads the swept run."""
-    matched = {**SHIFTS, a5.MATCHED_FULL: 0.2}  # at the LoRA-factor audits' utility, a weak signal
-    records = audit_records(matched, ppl={a5.MATCHED_FULL: 150.0})
-    assert a5.audit_name(records[-1]) == f"full-lr{a5.MATCHED_FULL_LR:g}-s2"  # the last record: seed 2
+    fixed = {**SHIFTS, a5.FIXED_FULL: 0.2}  # a weak signal
+    records = audit_records(fixed, ppl={a5.FIXED_FULL: 150.0})
+    assert a5.audit_name(records[-1]) == f"full-lr{a5.FIXED_FULL_LR:g}-s2"  # the last record: seed 2
     table, diffs, claim = judged(records, tiny_scale)
-    assert table["name"].tolist()[0] == "full" and table["name"].tolist()[-1] == a5.MATCHED_FULL
-    assert table["method"].tolist()[-1] == f"full fine-tuning, rate {a5.MATCHED_FULL_LR:g} fixed"
+    assert table["name"].tolist()[0] == "full" and table["name"].tolist()[-1] == a5.FIXED_FULL
+    assert table["method"].tolist()[-1] == f"full fine-tuning, rate {a5.FIXED_FULL_LR:g} fixed"
     swept = table.iloc[:-1].reset_index(drop=True)  # the swept audits' rows (their intervals too) as without it
     pd.testing.assert_frame_equal(swept, judged(audit_records(SHIFTS), tiny_scale)[0])
-    assert set(a5.MATCHED_PAIRS) <= set(diffs["comparison"]) and (diffs["minus"] == a5.MATCHED_FULL).sum() == 3
+    assert set(a5.FIXED_PAIRS) <= set(diffs["comparison"]) and (diffs["minus"] == a5.FIXED_FULL).sum() == 3
     assert claim.verdict == judged(audit_records(SHIFTS), tiny_scale)[2].verdict  # the rule reads the swept run
     assert "fixed rate" in claim.summary and "validation PPL 150" in claim.summary
     numbers = a5.audit_numbers(table, diffs, records)
-    assert numbers["a5_row_scaling_audit_ppl_full_matched"] == 150.0
-    assert numbers["a5_row_scaling_audit_matched_lr"] == a5.MATCHED_FULL_LR
-    row = table.set_index("name").loc[a5.MATCHED_FULL]
-    assert numbers["a5_row_scaling_audit_auc_full_matched"] == pytest.approx(row["canary_auc"], abs=1e-3)
-    assert "a5_row_scaling_audit_diff_rowscale_full_matched_high" in numbers
+    assert numbers["a5_row_scaling_audit_ppl_full_fixed"] == 150.0
+    assert numbers["a5_row_scaling_audit_fixed_lr"] == a5.FIXED_FULL_LR
+    row = table.set_index("name").loc[a5.FIXED_FULL]
+    assert numbers["a5_row_scaling_audit_auc_full_fixed"] == pytest.approx(row["canary_auc"], abs=1e-3)
+    assert "a5_row_scaling_audit_diff_rowscale_full_fixed_high" in numbers
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    recipe = re.search(r"\$\(AUDIT\) --methods full --lr (\S+)", makefile)
+    assert recipe and float(recipe[1]) == a5.FIXED_FULL_LR  # make results-a5 audits at the chapter's rate
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from lorapriv_utils import labels
         ("rowscale-r8", "LoRA, row-scaled, r=8"),  # a label with a comma gets one before its rank too
         ("full", "full fine-tuning"),
         ("lorafixed-r8", "LoRA-FA, fixed A, r=8"),
+        ("full-lr3e-05", "full fine-tuning, rate 3e-05 fixed"),  # an audit at a rate fixed by --lr
     ],
 )
 def test_variants_are_named_from_the_engine_s_registry(name, shown):

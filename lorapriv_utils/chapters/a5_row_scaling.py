@@ -515,13 +515,13 @@ AUDIT_DESIGN = {
     "guesses_each_side": 40,
     "epochs": 16,
 }
-# Full fine-tuning audited at a rate fixed before its runs (make results-a5, --lr), so that it ends near the
-# perplexity of the audits that train only the LoRA factors: the frontier's lowest full fine-tuning rate on the
-# synthetic e-mails (seed 0, another split), whose 8-epoch checkpoint is the nearest of that frontier to them.
-MATCHED_FULL_LR = 3e-5
+# Full fine-tuning audited a second time at a lower rate (make results-a5, --lr), chosen before its runs to end near
+# the perplexity of the audits that train only the LoRA factors: the frontier's lowest full fine-tuning rate on the
+# synthetic e-mails (seed 0, another split), whose final (8-epoch) checkpoint came nearest them.  The audit trains
+# 16 epochs on the members and canaries, about three times the steps, and ended at a lower perplexity than they.
+FIXED_FULL_LR = 3e-5
 UTILITY_MATCH = 1.05  # row-scaled LoRA and DP-SGD at its multiplier compared at matched utility: PPL ratio within
 _AUDIT = 31
-METHOD_NAMES = {"full": "full fine-tuning", "lora": "LoRA", "rowscale": "LoRA, row-scaled", "dpsgd": "DP-SGD"}
 
 
 def _design_of(record: dict) -> dict:
@@ -602,12 +602,10 @@ def audit_name(record: dict) -> str:
 
 
 def _label(record: dict) -> str:
-    cell, training = record["manifest"]["cell"], record["training"]
-    rank = f" r={cell['rank']}" if cell["rank"] is not None else ""
-    sigma = f", sigma={training['noise_multiplier']:.3g}" if cell["method"] == "dpsgd" else ""
-    fixed = _fixed_lr(record)
-    rate = "" if fixed is None else f", rate {fixed:g} fixed"
-    return f"{METHOD_NAMES.get(cell['method'], cell['method'])}{rank}{sigma}{rate}"
+    """A record's variant as a reader sees it (:func:`labels.variant`: method, rank, noise and a fixed rate)."""
+    from ..labels import variant
+
+    return variant(audit_variant(record))
 
 
 def _canary_auc(scores: np.ndarray, included: np.ndarray) -> float:
@@ -729,12 +727,12 @@ AUDIT_PAIRS = {  # name: (audit, minus), for the claim and the page; {implied}: 
     "rowscale_dp_one": ("rowscale-r8", "dpsgd-r8-z1"),
     "dp_implied_dp_one": ("dpsgd-r8-z{implied:g}", "dpsgd-r8-z1"),
 }
-MATCHED_PAIRS = {  # the same against full fine-tuning at MATCHED_FULL_LR ({matched}), where it was audited
-    "rowscale_full_matched": ("rowscale-r8", "full-lr{matched:g}"),
-    "lora_full_matched": ("lora-r8", "full-lr{matched:g}"),
-    "dp_implied_full_matched": ("dpsgd-r8-z{implied:g}", "full-lr{matched:g}"),
+FIXED_PAIRS = {  # the same against full fine-tuning at FIXED_FULL_LR ({fixed}), where it was audited
+    "rowscale_full_fixed": ("rowscale-r8", "full-lr{fixed:g}"),
+    "lora_full_fixed": ("lora-r8", "full-lr{fixed:g}"),
+    "dp_implied_full_fixed": ("dpsgd-r8-z{implied:g}", "full-lr{fixed:g}"),
 }
-MATCHED_FULL = f"full-lr{MATCHED_FULL_LR:g}"
+FIXED_FULL = f"full-lr{FIXED_FULL_LR:g}"
 EQUIVALENCE_MARGIN = 0.05  # canary AUC: "mimics" read as the difference's interval inside (-margin, +margin)
 
 
@@ -747,16 +745,16 @@ def _rowscale_record(records: list[dict]) -> dict:
 
 
 def audit_pairs(records: list[dict]) -> dict[str, tuple[str, str]]:
-    """:data:`AUDIT_PAIRS` with DP-SGD at §5.1's multiplier named as its record is, and :data:`MATCHED_PAIRS` where
-    full fine-tuning was audited at :data:`MATCHED_FULL_LR`."""
+    """:data:`AUDIT_PAIRS` with DP-SGD at §5.1's multiplier named as its record is, and :data:`FIXED_PAIRS` where
+    full fine-tuning was audited at :data:`FIXED_FULL_LR`."""
     implied = implied_multiplier(_rowscale_record(records))
-    pairs = AUDIT_PAIRS | (MATCHED_PAIRS if _has_matched(records) else {})
-    names = {"implied": implied, "matched": MATCHED_FULL_LR}
+    pairs = AUDIT_PAIRS | (FIXED_PAIRS if _has_fixed(records) else {})
+    names = {"implied": implied, "fixed": FIXED_FULL_LR}
     return {key: (a.format(**names), b.format(**names)) for key, (a, b) in pairs.items()}
 
 
-def _has_matched(records: list[dict]) -> bool:
-    return any(audit_variant(r) == MATCHED_FULL for r in records)
+def _has_fixed(records: list[dict]) -> bool:
+    return any(audit_variant(r) == FIXED_FULL for r in records)
 
 
 def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], scale: Scale) -> Claim:
@@ -790,13 +788,13 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
             f"{noise_levels.difference:+.3f}"
             f", {noise_levels.low:+.3f} to {noise_levels.high:+.3f})"
         )
-    matched = _matched_summary(row, diff, pairs)
+    fixed = _fixed_summary(row, diff, pairs)
     if weak:
         return Claim(
             claim_id="A-5.1-equivalence",
             scale=scale.name,
             checks=[below_certificate],
-            summary=f"{weak}: too weak to judge LoRA here{matched}",
+            summary=f"{weak}: too weak to judge LoRA here{fixed}",
         )
     rowscale_dp = diff[pairs["rowscale_dp"]]
     interval = (float(rowscale_dp.low), float(rowscale_dp.high))
@@ -859,7 +857,7 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
         f"nothing) and {row.loc[dp_one, 'eps_lower_bound']:.2f} at sigma=1 (certified {certified:.2f}); row-scaled "
         f"minus DP-SGD at the multiplier {rowscale_dp.difference:+.3f} canary AUC ({rowscale_dp.low:+.3f} to "
         f"{rowscale_dp.high:+.3f}), validation PPL {row.loc[rowscale, 'val_perplexity']:.4g} against "
-        f"{row.loc[dp_implied, 'val_perplexity']:.4g}{matched}",
+        f"{row.loc[dp_implied, 'val_perplexity']:.4g}{fixed}",
         note=(
             "An audit gives lower bounds, so it can refute a guarantee but never confirm one: what it measures holds "
             "for this model, these canaries and this attack (the loss drop from the base model). The design was fixed "
@@ -879,15 +877,15 @@ def audit_claim(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict], s
     )
 
 
-def _matched_summary(row: pd.DataFrame, diff: dict, pairs: dict[str, tuple[str, str]]) -> str:
-    """What the audit of full fine-tuning at :data:`MATCHED_FULL_LR` shows, for a claim's summary ('' where not run)."""
-    if "rowscale_full_matched" not in pairs:
+def _fixed_summary(row: pd.DataFrame, diff: dict, pairs: dict[str, tuple[str, str]]) -> str:
+    """What the audit of full fine-tuning at :data:`FIXED_FULL_LR` shows, for a claim's summary ('' where not run)."""
+    if "rowscale_full_fixed" not in pairs:
         return ""
-    full, d = row.loc[MATCHED_FULL], diff[pairs["rowscale_full_matched"]]
+    full, d = row.loc[FIXED_FULL], diff[pairs["rowscale_full_fixed"]]
     return (
-        f"; full fine-tuning at the fixed rate {MATCHED_FULL_LR:g}, near the LoRA-factor audits' utility (validation "
-        f"PPL {full['val_perplexity']:.4g}): canary AUC {full['canary_auc']:.3f} ({full['auc_low']:.3f} to "
-        f"{full['auc_high']:.3f}), epsilon >= {full['eps_lower_bound']:.2f}; row-scaled minus it "
+        f"; full fine-tuning at the lower fixed rate {FIXED_FULL_LR:g} (validation PPL {full['val_perplexity']:.4g}, "
+        f"below the LoRA-factor audits'): canary AUC {full['canary_auc']:.3f} ({full['auc_low']:.3f} to "
+        f"{full['auc_high']:.3f}), epsilon >= {full['eps_lower_bound']:.2f} on its weakest seed; row-scaled minus it "
         f"{d.difference:+.3f} ({d.low:+.3f} to {d.high:+.3f})"
     )
 
@@ -898,8 +896,8 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
     pairs = audit_pairs(records)
     names = {"full": "full", "lora": "lora-r8", "rowscale": "rowscale-r8"}
     names |= {"dp_implied": pairs["rowscale_dp"][1], "dp_one": pairs["rowscale_dp_one"][1]}
-    if _has_matched(records):
-        names["full_matched"] = MATCHED_FULL
+    if _has_fixed(records):
+        names["full_fixed"] = FIXED_FULL
     rowscale = _rowscale_record(records)
     numbers = {
         "audit_canaries": int(row["canaries"].iloc[0]),
@@ -920,8 +918,8 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
         "audit_power": AUDIT_POWER,
         "audit_wall_minutes": sum(r["manifest"]["wall_seconds"] for r in records) / 60,
     }
-    if "full_matched" in names:
-        numbers["audit_matched_lr"] = MATCHED_FULL_LR
+    if "full_fixed" in names:
+        numbers["audit_fixed_lr"] = FIXED_FULL_LR
     for short, name in names.items():
         numbers[f"audit_eps_{short}"] = float(row.loc[name, "eps_lower_bound"])
         numbers[f"audit_auc_{short}"] = float(row.loc[name, "canary_auc"])

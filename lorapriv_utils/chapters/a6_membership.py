@@ -29,6 +29,7 @@ from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
+from .a5_row_scaling import UTILITY_MATCH  # two runs compared at matched utility: perplexities within this factor
 
 KEY = "a6_membership"
 RESULTS = "results/published"  # relative to the repository root; one subfolder per scale
@@ -735,7 +736,7 @@ def _interval_text(row: pd.Series, metric: str) -> str:
 def projection_checks(table: pd.DataFrame, scale_name: str | None = None) -> list[Check]:
     """A-6.attribution's direct test: with everything but A the same (rank, optimiser, data, seeds), the random
     projection's AUC lies below the fixed projection's (core; an interval that contains 0 leaves it unresolved);
-    the two arms reach comparable perplexity (caveat: within :data:`SLIGHT` times each other), and neither arm's
+    the two arms reach matched perplexity (caveat: within §5's ``UTILITY_MATCH`` times each other), and neither arm's
     chosen rate lies at its grid's edge (caveat: an arm held below its best rate is not compared fairly).  Names start
     with ``scale_name`` where given (a claim that holds checks of several scales)."""
     out = []
@@ -749,9 +750,9 @@ def projection_checks(table: pd.DataFrame, scale_name: str | None = None) -> lis
                 interval=(float(row["auc_low"]), float(row["auc_high"])),
             ),
             _bound(
-                f"{tag}: the two arms' perplexities within {SLIGHT} times each other (comparable utility)",
+                f"{tag}: the two arms' perplexities within {UTILITY_MATCH} times each other (matched utility)",
                 max(row["ppl_random"] / row["ppl_fixed"], row["ppl_fixed"] / row["ppl_random"]),
-                SLIGHT,
+                UTILITY_MATCH,
                 role="caveat",
             ),
             _bound(
@@ -1362,7 +1363,7 @@ def claims(
                 + [
                     f"{where}{row['dataset']}, LoRA-FA r=8 with {row['optimizer']}: AUC with a random A minus with a "
                     f"fixed A {_interval_text(row, 'auc')}"
-                    for where, table in ((f"{PRETRAINED}, ", pre_arms), ("", arms))
+                    for where, table in ((f"{PRETRAINED}, ", pre_arms), (f"{scale.name}, ", arms))
                     for _, row in table.iterrows()
                 ]
             ),
