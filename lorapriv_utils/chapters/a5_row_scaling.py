@@ -926,12 +926,15 @@ def audit_numbers(table: pd.DataFrame, diffs: pd.DataFrame, records: list[dict])
         numbers[f"audit_auc_{short}_low"] = float(row.loc[name, "auc_low"])
         numbers[f"audit_auc_{short}_high"] = float(row.loc[name, "auc_high"])
         numbers[f"audit_right_{short}"] = int(row.loc[name, "right"])
+    # the differences and perplexities keep the four significant digits of their tables, so that the page's three
+    # decimals round them once, as the ledger does (three digits, then three decimals, can round twice)
+    exact = {}
     for key, pair in pairs.items():
         d = diffs[(diffs["audit"] == pair[0]) & (diffs["minus"] == pair[1])].iloc[0]
-        numbers |= {f"audit_diff_{key}": d["difference"], f"audit_diff_{key}_low": d["low"]}
-        numbers[f"audit_diff_{key}_high"] = d["high"]
-    perplexities = {f"audit_ppl_{short}": float(row.loc[name, "val_perplexity"]) for short, name in names.items()}
-    return quoted_numbers(KEY, numbers) | quoted_numbers(KEY, perplexities, digits=4)
+        exact |= {f"audit_diff_{key}": d["difference"], f"audit_diff_{key}_low": d["low"]}
+        exact[f"audit_diff_{key}_high"] = d["high"]
+    exact |= {f"audit_ppl_{short}": float(row.loc[name, "val_perplexity"]) for short, name in names.items()}
+    return quoted_numbers(KEY, numbers) | quoted_numbers(KEY, exact, digits=4)
 
 
 def load_cost(path=None) -> dict:
