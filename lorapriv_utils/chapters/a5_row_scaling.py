@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..catalogue import regenerate
 from ..ledger import Claim, check_bound, check_close, check_estimate
+from ..mia.attacks.matching import UTILITY_MATCH  # row-scaled LoRA against DP-SGD at its multiplier
 from ..numbers import ROUNDING_FLOOR, quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import projection
@@ -520,7 +521,6 @@ AUDIT_DESIGN = {
 # synthetic e-mails (seed 0, another split), whose final (8-epoch) checkpoint came nearest them.  The audit trains
 # 16 epochs on the members and canaries, about three times the steps, and ended at a lower perplexity than they.
 FIXED_FULL_LR = 3e-5
-UTILITY_MATCH = 1.05  # row-scaled LoRA and DP-SGD at its multiplier compared at matched utility: PPL ratio within
 _AUDIT = 31
 
 

@@ -27,9 +27,9 @@ from ..catalogue import regenerate, regenerate_kind
 from ..labels import CORPORA
 from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
+from ..mia.attacks.matching import UTILITY_MATCH
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
-from .a5_row_scaling import UTILITY_MATCH  # two runs compared at matched utility: perplexities within this factor
 
 KEY = "a6_membership"
 RESULTS = "results/published"  # relative to the repository root; one subfolder per scale
@@ -736,7 +736,7 @@ def _interval_text(row: pd.Series, metric: str) -> str:
 def projection_checks(table: pd.DataFrame, scale_name: str | None = None) -> list[Check]:
     """A-6.attribution's direct test: with everything but A the same (rank, optimiser, data, seeds), the random
     projection's AUC lies below the fixed projection's (core; an interval that contains 0 leaves it unresolved);
-    the two arms reach matched perplexity (caveat: within §5's ``UTILITY_MATCH`` times each other), and neither arm's
+    the two arms reach matched perplexity (caveat: within ``UTILITY_MATCH`` times each other), and neither arm's
     chosen rate lies at its grid's edge (caveat: an arm held below its best rate is not compared fairly).  Names start
     with ``scale_name`` where given (a claim that holds checks of several scales)."""
     out = []

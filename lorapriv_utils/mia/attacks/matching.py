@@ -34,6 +34,7 @@ from ...store import read_record
 from . import metrics as mia_metrics
 from . import resampling
 
+UTILITY_MATCH = 1.05  # two runs compared as of matched utility: validation perplexities within this factor
 ATTACKS = ("reference", "loss", "minkpp")  # eq. 24's calibrated attack, the loss attack, Min-K%++
 METRICS = ("auc", "tpr@0.01")
 
