@@ -211,7 +211,11 @@ def test_run_times_come_from_the_records_own_wall_times(published):
     )
     assert walls["lira"] == by_hand > 0
     assert [status.format_duration(x) for x in (30, 600, 7200)] == ["30 s", "10 min", "2.0 h"]
-    assert "of wall time in all" in status.report(published)
+    report = status.report(published)
+    summaries = [line for line in report.splitlines() if not line.startswith(" ")]
+    width = max(len(entry.name) for entry in CATALOGUE)
+    assert summaries and all(line[width] == " " and line[width + 1].isdigit() for line in summaries)  # one column
+    assert "of wall time in all" in report
 
 
 def test_a_record_that_took_over_earlier_rates_counts_their_wall_time():

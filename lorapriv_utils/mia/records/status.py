@@ -279,6 +279,7 @@ def report(statuses: list[Status], verbose: bool = False, allowed: dict[str, str
     """A summary line per catalogue entry, and a line per record that is not current (every record with
     ``verbose``); ``allowed``, records allowed to be stale for a while, with the reason each line then gives."""
     allowed = allowed or {}
+    width = max(len(entry.name) for entry in CATALOGUE)  # the names in one column
     lines = []
     for entry in CATALOGUE:
         mine = [s for s in statuses if s.entry == entry.name]
@@ -290,7 +291,7 @@ def report(statuses: list[Status], verbose: bool = False, allowed: dict[str, str
         note = f"; {unchecked} with data unchecked (pass --data-dir)" if unchecked else ""
         walls = [s.wall_seconds for s in mine if s.wall_seconds is not None]
         took = f"; {format_duration(sum(walls))} of wall time in all" if walls else ""
-        lines.append(f"{entry.name:<12} {summary}{note}{took}  [make {entry.make}; read by {entry.chapter}]")
+        lines.append(f"{entry.name:<{width}} {summary}{note}{took}  [make {entry.make}; read by {entry.chapter}]")
         for s in mine:
             if verbose or s.state != "current" or s.detail:
                 excuse = f" (allowed for now: {allowed[s.path]})" if s.state == "stale" and s.path in allowed else ""
