@@ -2,6 +2,7 @@
 and Opacus's per-sample gradients on the PEFT model against torch.func."""
 
 import copy
+import dataclasses
 
 import ddp_driver  # tests/ is on sys.path under pytest's default import mode
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import torch
 from torch.func import functional_call, grad, vmap
 
-from lorapriv_utils.mia.engine import finetune
+from lorapriv_utils.mia.engine import finetune, methods
 from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
 from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES
@@ -111,7 +112,8 @@ def test_every_method_trains_and_dpsgd_reports_epsilon(base, blocks):
     cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=8, seed=0)
     for method in finetune.METHODS:
         rank = 4 if method in finetune.RANKED else None
-        model, stats = finetune.fine_tune(copy.deepcopy(base), method, blocks, cfg, rank=rank)
+        trains = dataclasses.replace(cfg, optimizer=methods.get(method).optimizer)  # adaptersgd's SGD
+        model, stats = finetune.fine_tune(copy.deepcopy(base), method, blocks, trains, rank=rank)
         assert stats["steps"] > 0 and np.isfinite(stats["final_loss"])
         assert np.all(np.isfinite(block_losses(model, blocks)))
         if method == "dpsgd":

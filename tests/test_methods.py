@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from lorapriv_utils import store
@@ -70,3 +71,28 @@ def test_every_record_is_named_by_the_one_cell_name():
     assert frontier.frontier_path(Path("o"), "s", "ptb", "full", 1) == Path("o/s/frontier/ptb/full-s1.json")
     assert lira.lira_path(Path("o"), "s", "ptb", "lora-r8", 0) == Path("o/s/lira/ptb/lora-r8-s0.json")
     assert grid.DPCell("full", 0.0).name == "ptb/full-z0-s0"
+
+
+def test_a_method_that_trains_with_sgd_sweeps_the_scales_sgd_rates_and_cannot_be_switched_to_adamw():
+    import torch
+
+    from lorapriv_utils.mia.engine.training import TrainConfig
+
+    engine = SCALES["cpu-pretrained"].engine
+    assert methods.lr_grid(engine, "adaptersgd") == engine.sgd_lr_grid != engine.dense.lr_grid
+    assert methods.lr_grid(engine, "adapter") == engine.dense.lr_grid  # the AdamW methods keep their grids
+    rule = specs.lr_rule(engine, "adaptersgd")
+    assert rule["grid"] == list(engine.sgd_lr_grid)
+    assert specs.train_spec(engine, "adaptersgd")["optimizer"] == "sgd"
+    assert specs.train_spec(engine, "adapter")["optimizer"] == "adamw"  # the AdamW methods' specs are unchanged
+    config = finetune.default_train_config(engine, "adaptersgd", seed=0)
+    assert config.optimizer == "sgd" and config.lr == engine.sgd_lr_grid[len(engine.sgd_lr_grid) // 2]
+    bare = dataclasses.replace(engine, sgd_lr_grid=())
+    with pytest.raises(ValueError, match="adaptersgd trains with SGD and this scale declares no SGD rates; pass"):
+        specs.lr_rule(bare, "adaptersgd")
+    assert specs.lr_rule(bare, "adaptersgd", grid=(0.5, 1.0))["grid"] == [0.5, 1.0]  # --lr-grid gives them
+    with pytest.raises(ValueError, match="sgd_lr_grid must hold positive rates"):
+        dataclasses.replace(engine, sgd_lr_grid=(0.0, 1.0))
+    model = torch.nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="adaptersgd trains with sgd, not adamw: drop --optimizer"):
+        finetune.fine_tune(model, "adaptersgd", np.zeros((2, 4), dtype=np.int64), TrainConfig(1, 0.1, 2))

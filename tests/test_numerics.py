@@ -47,11 +47,11 @@ def _scores(model) -> list[float]:
 
 
 def _fine_tuned(method: str, rank: int | None = None) -> list[float]:
-    from lorapriv_utils.mia.engine import finetune
+    from lorapriv_utils.mia.engine import finetune, methods
     from lorapriv_utils.mia.engine.training import TrainConfig
     from lorapriv_utils.scale import DPConfig, RowScaleConfig
 
-    cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=4, seed=3)
+    cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=4, seed=3, optimizer=methods.get(method).optimizer)
     model, _ = finetune.fine_tune(
         _tiny(), method, _windows(0), cfg, rank=rank, dp=DPConfig(noise_multiplier=0.7), rowscale=RowScaleConfig()
     )
@@ -127,6 +127,7 @@ TRIPWIRES = {
     "full": (("training-loop", "full"), lambda: _fine_tuned("full")),
     "frozenemb": (("training-loop", "full", "frozenemb"), lambda: _fine_tuned("frozenemb")),
     "adapter": (("training-loop", "adapter"), lambda: _fine_tuned("adapter")),
+    "adaptersgd": (("training-loop", "adapter"), lambda: _fine_tuned("adaptersgd")),
     "lora": (("training-loop", "lora"), lambda: _fine_tuned("lora", 4)),
     "lorafa": (("training-loop", "lora", "lorafa"), lambda: _fine_tuned("lorafa", 4)),
     "lorafixed": (("training-loop", "lora", "lorafa", "lorafixed"), lambda: _fine_tuned("lorafixed", 4)),

@@ -95,7 +95,7 @@ CONSIDERABLE_FULL = 0.08  # the same word read against full fine-tuning alone (T
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
-ORDER = ("full", "frozenemb", "adapter", "lora", "flora", "dpsgd", "rowscale", "lorafa", "lorafixed")
+ORDER = ("full", "frozenemb", "adapter", "adaptersgd", "lora", "flora", "dpsgd", "rowscale", "lorafa", "lorafixed")
 
 
 def results_dir(scale: Scale) -> Path:
@@ -508,6 +508,10 @@ DIFFERENCES = (
     ("lora-r8", "adapter"),
     ("lora-r16", "adapter"),
     ("lora-r8", "lora-r16"),
+    ("lorafa-r8", "lora-r8"),  # A frozen at its random draw, the projection of eq. 11, against A trained
+    ("lorafa-r8", "full"),
+    ("adaptersgd", "full"),  # paper A's adapters, trained with SGD
+    ("lora-r8", "adaptersgd"),
 )
 
 
@@ -775,14 +779,12 @@ def _direct_test_scope(arms: pd.DataFrame, pre_arms: pd.DataFrame, scale_name: s
 
     toy = f"at {scale_name} ({ran(arms)})" if len(arms) else ""
     if len(pre_arms):
-        return (
-            f"Its core runs are on the pretrained model ({ran(pre_arms)}); those {toy} are caveats."
-            if toy
-            else (f"Its core runs are on the pretrained model ({ran(pre_arms)}).")
-        )
+        core = f"Its core runs are on the pretrained model ({ran(pre_arms)})"
+        return f"{core}; those {toy} are caveats." if toy else f"{core}."
     if not toy:
         return "It was not run."
-    return f"Its runs {toy} are {'caveats (the pretrained scale decides)' if pretrained_decides else 'core'}."
+    role = "caveats (the pretrained scale decides)" if pretrained_decides else "core"
+    return f"Its runs {toy} are {role}."
 
 
 def differences_display(differences: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -1431,7 +1433,7 @@ def scale_numbers(
     numbers = {}
     for d in dict.fromkeys(summary["dataset"]):
         ran = set(summary.loc[summary["dataset"] == d, "variant"])
-        for v in ("full", "adapter", "lora-r8", "lora-r16"):
+        for v in ("full", "adapter", "adaptersgd", "lora-r8", "lora-r16", "lorafa-r8"):
             if v not in ran:
                 continue
             tag = f"{prefix}_{d}_{v.replace('-', '')}"

@@ -5,6 +5,8 @@
   GPT-2's fused attention projection ``c_attn``, Llama's ``q_proj`` and ``v_proj``; see
   :mod:`.families`), trained directly, without a low-rank factorisation: the comparison that
   paper A's theory makes.
+* ``adaptersgd``: the same weights trained with plain SGD, as paper A's §6 says its adapters were, over the
+  scale's SGD rates (``EngineScale.sgd_lr_grid``; the AdamW grids do not fit SGD).
 * ``lora``: LoRA through PEFT on the adapted projections, rank r, scaling 1 (lora_alpha = r),
   B = 0 and A with i.i.d. N(0, 1/r) entries at start as in paper A.  GPT-2's ``c_attn`` is a
   ``Conv1D`` whose weight is stored (in, out), so ``fan_in_fan_out=True`` there.
@@ -23,7 +25,7 @@ Budgets: each scale's record (``lorapriv_utils.scale.EngineScale``, fields ``den
 ``lora``) holds epochs, batch size and the learning rates swept; the runner picks each
 method's rate by one rule (see ``Hparams``).  The paper states 20 epochs and learning rate
 1e-5 with a linear schedule but not the optimiser; the code it follows used AdamW, and 1e-4
-for PEFT methods.  We use AdamW everywhere.
+for PEFT methods.  We use AdamW for every method but ``adaptersgd``.
 """
 
 from __future__ import annotations
@@ -192,6 +194,8 @@ def fine_tune(
     LoRA's start A (default ``cfg.seed``, which draws everything else: order, noise, sampling, resampling)."""
     if epoch_hook is not None and accelerator is not None:
         raise ValueError("epoch checkpoints (the frontier) run in one process: drop --accelerate")
+    if methods.get(method).optimizer != "adamw" and cfg.optimizer != methods.get(method).optimizer:
+        raise ValueError(f"{method} trains with {methods.get(method).optimizer}, not {cfg.optimizer}: drop --optimizer")
     torch.manual_seed(cfg.seed)
     if not isinstance(data, TextWindows):
         rows = np.asarray(data)
@@ -277,5 +281,8 @@ TRAINERS = {"batch": _train_batch, "dp": _train_dp, "rowscale": _train_rowscale}
 def default_train_config(engine: EngineScale, method: str, seed: int, lr: float | None = None) -> TrainConfig:
     """The training configuration of ``method`` at a scale; ``lr`` defaults to the middle of its sweep grid."""
     hp = engine.hparams(ranked=method in RANKED)
-    lr = hp.lr_grid[len(hp.lr_grid) // 2] if lr is None else lr
-    return TrainConfig(epochs=hp.epochs, lr=lr, batch_size=hp.batch_size, seed=seed)
+    if lr is None:
+        grid = methods.lr_grid(engine, method)
+        lr = grid[len(grid) // 2]
+    optimizer = methods.get(method).optimizer
+    return TrainConfig(epochs=hp.epochs, lr=lr, batch_size=hp.batch_size, seed=seed, optimizer=optimizer)

@@ -19,6 +19,8 @@ Fields:
 * ``trainer``: ``batch`` (the engine's training loop, ``training.run_training``), ``dp`` (DP-SGD over
   texts, ``dp.dp_train``), ``rowscale`` (paper A's row scaling of per-text gradients,
   ``rowscale.rowscale_train``), ``compressed`` (paper B's M2, ``compressed.compressed_train``);
+* ``optimizer``: how it trains by default, ``adamw`` or ``sgd`` (``adaptersgd``: paper A's Table 1 trains its
+  adapters with SGD); an SGD method sweeps the scale's ``EngineScale.sgd_lr_grid`` (:func:`lr_grid`);
 * ``settings``: the engine record's field the method reads (``EngineScale.dp`` or ``.rowscale``), which
   enters its records' specs; None for the others;
 * ``components``: the numerics components the method uses besides the engine's shared ones;
@@ -42,6 +44,7 @@ class Method:
     trainer: str = "batch"
     settings: str | None = None
     grid: bool = True
+    optimizer: str = "adamw"
 
     @property
     def ranked(self) -> bool:
@@ -60,6 +63,7 @@ REGISTRY: dict[str, Method] = {
         Method("full", "full fine-tuning", "all", ("full",)),
         Method("frozenemb", "full fine-tuning, embeddings frozen", "body", ("full", "frozenemb")),
         Method("adapter", "adapter fine-tuning", "adapted", ("adapter",)),
+        Method("adaptersgd", "adapter fine-tuning, SGD", "adapted", ("adapter",), optimizer="sgd"),
         Method("lora", "LoRA", "lora", ("lora",), train_a=True),
         Method("lorafa", "LoRA-FA", "lora", ("lora", "lorafa")),
         Method("lorafixed", "LoRA-FA, fixed A", "lora", ("lora", "lorafa", "lorafixed"), fixed_a=True),
@@ -88,6 +92,16 @@ GRID = tuple(name for name, m in REGISTRY.items() if m.grid)  # what the grid of
 RANKED = tuple(name for name in GRID if REGISTRY[name].ranked)
 WEIGHTS = ("all", "body", "adapted", "lora")
 TRAINERS = ("batch", "dp", "rowscale", "compressed")
+
+
+def lr_grid(engine, name: str) -> tuple[float, ...]:
+    """The rates ``name``'s sweep tries at a scale (``engine``: its ``EngineScale``): the SGD rates for a method
+    that trains with SGD, else its family's (LoRA-type or dense) AdamW rates."""
+    if get(name).optimizer == "sgd":
+        if not engine.sgd_lr_grid:
+            raise ValueError(f"{name} trains with SGD and this scale declares no SGD rates; pass them with --lr-grid")
+        return tuple(engine.sgd_lr_grid)
+    return engine.hparams(ranked=name in RANKED).lr_grid
 
 
 def get(name: str) -> Method:

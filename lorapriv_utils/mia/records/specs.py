@@ -88,7 +88,7 @@ def lr_rule(engine: EngineScale, method: str, fixed_lr: float | None = None, gri
     the method family's grid."""
     if fixed_lr is not None:
         return {"rule": "fixed by --lr", "grid": [fixed_lr]}
-    grid = engine.hparams(ranked=method in RANKED).lr_grid if not grid else grid
+    grid = methods.lr_grid(engine, method) if not grid else grid
     return {"rule": "lowest validation perplexity after training on the auxiliary part", "grid": list(grid)}
 
 
@@ -111,7 +111,7 @@ def train_spec(engine: EngineScale, method: str, overrides: dict | None = None) 
     return {
         "epochs": overrides.get("epochs") or hp.epochs,
         "batch_size": hp.batch_size,
-        "optimizer": overrides.get("optimizer") or "adamw",
+        "optimizer": overrides.get("optimizer") or methods.get(method).optimizer,
     }
 
 
