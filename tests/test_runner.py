@@ -3,6 +3,7 @@ learning-rate rule, the reference models, per-text scores, the summary table and
 
 import copy
 import json
+import math
 import os
 import re
 import shutil
@@ -616,3 +617,32 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     journal.write_text("{")
     assert runner.resumed_work(path, resumed["manifest"]["spec"], None) is None
     assert "damaged" in "".join(capsys.readouterr())
+
+
+def test_a_rate_whose_loss_diverges_loses_the_sweep_and_the_others_go_on(tmp_path, monkeypatch, capsys):
+    """SGD's rates can blow a loss up: the rate counts as infinite perplexity in the sweep (and its journal, so that
+    a resumed run does not train it again) instead of stopping the cell."""
+    from lorapriv_utils.mia.engine import finetune
+
+    real_fine_tune = finetune.fine_tune
+    grid_rates = SCALE.engine.lora.lr_grid
+    journaled = []
+
+    def diverging(model, method, data, cfg, *args, **kwargs):
+        if " aux " in kwargs.get("desc", "") and cfg.lr == grid_rates[-1]:
+            raise FloatingPointError(f"{kwargs['desc']}: loss became nan at step 3; lower the learning rate")
+        return real_fine_tune(model, method, data, cfg, *args, **kwargs)
+
+    real_save = runner.SweepJournal.save
+    monkeypatch.setattr(finetune, "fine_tune", diverging)
+    monkeypatch.setattr(
+        runner.SweepJournal, "save", lambda self, rows: journaled.append(list(rows)) or real_save(self, rows)
+    )
+    record = _run(tmp_path, CELLS[1:])[0]
+    sweep = record["metrics"]["lr_selection"]["sweep"]
+    assert [row["lr"] for row in sweep] == list(grid_rates) and sweep[-1]["validation_perplexity"] == math.inf
+    assert record["metrics"]["lr_selection"]["chosen"] != grid_rates[-1]
+    assert all(math.isfinite(row["validation_perplexity"]) for row in sweep[:-1])
+    assert journaled[-1][-1] == {"lr": grid_rates[-1], "validation_perplexity": math.inf}  # journaled, not retried
+    said = "".join(capsys.readouterr())
+    assert "loss became nan at step 3; lower the learning rate; the sweep counts its perplexity as infinite" in said

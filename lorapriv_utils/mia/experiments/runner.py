@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import math
 import os
 import time
 import zipfile
@@ -539,15 +540,20 @@ class Runner:
                 return self._fine_tune(method, prepared.auxiliary, cfg, rank, desc=label, a_seed=seed)
 
             for lr in self.lr_rule(method)["grid"]:
-                if lr in known:
+                trained = lr not in known
+                if not trained:
                     model, stats, ppl = None, None, known[lr]
                 else:
-                    model, stats = train(lr)
-                    ppl = perplexity(model, prepared.validation, self.device)
+                    try:
+                        model, stats = train(lr)
+                        ppl = perplexity(model, prepared.validation, self.device)
+                    except FloatingPointError as err:  # a rate whose loss diverges loses the sweep; the rest go on
+                        tqdm.write(f"lorapriv: {err}; the sweep counts its perplexity as infinite")
+                        model, stats, ppl = None, None, math.inf
                 rows.append({"lr": lr, "validation_perplexity": ppl})
                 if best is None or ppl < best[0]:
                     best = (ppl, lr, model, stats)
-                if journal is not None and model is not None:
+                if journal is not None and trained:
                     journal.save(rows)
             _, lr, model, stats = best
             kept = earlier["reference"] if earlier else None
