@@ -102,6 +102,22 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
     assert numbers["a6_membership_large_enron_lorar8_auc_gap_adapter"] == pytest.approx(0.14)  # 0.74 - 0.60
 
 
+def test_sgd_adapters_add_checks_of_their_own_beside_adamws_which_keep_their_names():
+    """Paper A trains its adapters with SGD: where the grid ran them, Table 1's adapter comparisons are made with
+    them too, as core checks named 'adapter (SGD)'; an SGD adapter that barely learns (its AUC near LoRA's) fails
+    'LoRA considerably below the adapter'."""
+    sgd = pd.concat([_larger_summary(0.6), _larger_summary(0.6).iloc[[1]].assign(variant="adaptersgd", auc=0.61)])
+    checks = a6.scale_checks(sgd, core=True)
+    named = [c.name for c in checks["A-6.adapter"]]
+    assert "cpu-large, enron: AUC adapter <= AUC full (gains robustness)" in named  # AdamW's, as before
+    assert "cpu-large, enron: AUC adapter (SGD) <= AUC full (gains robustness)" in named
+    below = {c.name: c for c in checks["A-6.lora"] if "below adapter" in c.name}
+    assert below["cpu-large, enron, r=8: AUC at least 0.02 below adapter's"].passed  # 0.74 against 0.60
+    assert not below["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s"].passed  # 0.61 against 0.60
+    assert below["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s"].role == "core"
+    assert len(checks["A-6.adapter"]) == 2 * len(a6.scale_checks(_larger_summary(0.6))["A-6.adapter"])
+
+
 def _paper_summary() -> pd.DataFrame:
     table = a6.PAPER_TABLE1
     return table.assign(auc=table["auc_pct"] / 100, tpr1=table["tpr1_pct"] / 100)
