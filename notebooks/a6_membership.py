@@ -164,7 +164,7 @@ display_table(
 # and its 4-bit GGUF weights dequantised to float32. LoRA and the adapters sit on the query
 # and value projections. Penn Treebank and the real Enron and PubMed samples, at least {glue:text}`a6_membership_pre_texts_min:,` texts per part cut to their
 # first {glue:text}`a6_membership_pre_context:g` tokens, {glue:text}`a6_membership_pre_epochs:g` epochs, {glue:text}`a6_membership_pre_seeds:g` seeds for every run (the *seed* column): full and adapter
-# fine-tuning and LoRA r = 8 and 16. Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank, and
+# fine-tuning, LoRA r = 8 and 16, and LoRA-FA r = 8 (A frozen at its random draw). Its comparisons decide Table 1's claims A-6.adapter, A-6.lora and A-6.rank, and
 # its frontier (below) decides A-6.attribution. *base model PPL* is
 # the pretrained model's own validation perplexity before any fine-tuning, and *params* the
 # number of weights each method trains. The records are committed under
