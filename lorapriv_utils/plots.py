@@ -55,6 +55,7 @@ METHOD_COLOURS = {
     "full": "#D55E00",
     "frozenemb": "#E69F00",
     "adapter": "#000000",
+    "adaptersgd": "#666666",
     "flora": "#882255",
     "lorafa": "#009E73",
     "lorafixed": "#999999",

@@ -96,3 +96,14 @@ def test_a_method_that_trains_with_sgd_sweeps_the_scales_sgd_rates_and_cannot_be
     model = torch.nn.Linear(2, 2)
     with pytest.raises(ValueError, match="adaptersgd trains with sgd, not adamw: drop --optimizer"):
         finetune.fine_tune(model, "adaptersgd", np.zeros((2, 4), dtype=np.int64), TrainConfig(1, 0.1, 2))
+
+
+def test_an_optimizer_override_that_contradicts_a_method_is_refused_before_any_training(capsys):
+    from lorapriv_utils.mia import cli
+    from lorapriv_utils.mia.engine.training import OPTIMIZERS
+
+    assert all(m.optimizer in OPTIMIZERS for m in methods.REGISTRY.values())
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--methods", "adapter,adaptersgd", "--optimizer", "adamw", "--datasets", "ptb"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--optimizer adamw: adaptersgd trains with sgd by definition; drop --optimizer or that method" in last

@@ -646,3 +646,7 @@ def test_a_rate_whose_loss_diverges_loses_the_sweep_and_the_others_go_on(tmp_pat
     assert journaled[-1][-1] == {"lr": grid_rates[-1], "validation_perplexity": math.inf}  # journaled, not retried
     said = "".join(capsys.readouterr())
     assert "loss became nan at step 3; lower the learning rate; the sweep counts its perplexity as infinite" in said
+    grid_rates = (grid_rates[-1],)  # every rate diverges: one clear error, not a retraining that diverges again
+    monkeypatch.setattr(runner.Runner, "lr_rule", lambda self, method: {"grid": list(grid_rates), "rule": "test"})
+    with pytest.raises(ValueError, match="lora: every rate of the sweep diverged; pass lower rates with --lr-grid"):
+        _run(tmp_path / "all", CELLS[1:])

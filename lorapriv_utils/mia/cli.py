@@ -79,7 +79,12 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
         help="eq. 24's reference model: the target's own method and hyperparameters on the auxiliary part "
         "(same, calibrated; default) or full fine-tuning there (full)",
     )
-    run.add_argument("--optimizer", choices=["adamw", "sgd"], help="override every method's optimiser (default adamw)")
+    run.add_argument(
+        "--optimizer",
+        choices=["adamw", "sgd"],
+        help="override the optimiser of every method that trains with AdamW (default: each method's own, AdamW but "
+        "for adaptersgd); the records go where the AdamW ones would, so give them an --out of their own",
+    )
     run.add_argument("--lr", type=float, help="fix every method's learning rate (default: each method's sweep)")
     run.add_argument(
         "--lr-grid",
@@ -215,6 +220,15 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
         raise ValueError(f"--threads: must be >= 1, got {args.threads}")
     if getattr(args, "accelerate", False) and args.command != "run":
         raise ValueError(f"--accelerate: only `run` trains data-parallel; drop it from `{args.command}`")
+    optimizer = getattr(args, "optimizer", None)
+    bound = [
+        name for name in methods if REGISTRY[name].optimizer not in ("adamw", optimizer or REGISTRY[name].optimizer)
+    ]
+    if bound:
+        raise ValueError(
+            f"--optimizer {optimizer}: {', '.join(bound)} trains with {REGISTRY[bound[0]].optimizer} by definition; "
+            "drop --optimizer or that method"
+        )
     per_text = [name for name in methods if REGISTRY[name].per_text]
     if getattr(args, "accelerate", False) and per_text:
         raise ValueError(

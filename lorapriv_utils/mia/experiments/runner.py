@@ -550,11 +550,14 @@ class Runner:
                     except FloatingPointError as err:  # a rate whose loss diverges loses the sweep; the rest go on
                         tqdm.write(f"lorapriv: {err}; the sweep counts its perplexity as infinite")
                         model, stats, ppl = None, None, math.inf
+                    ppl = ppl if math.isfinite(ppl) else math.inf  # weights that overflowed on the last step
                 rows.append({"lr": lr, "validation_perplexity": ppl})
                 if best is None or ppl < best[0]:
                     best = (ppl, lr, model, stats)
                 if journal is not None and trained:
                     journal.save(rows)
+            if not math.isfinite(best[0]):
+                raise ValueError(f"{name} {method}: every rate of the sweep diverged; pass lower rates with --lr-grid")
             _, lr, model, stats = best
             kept = earlier["reference"] if earlier else None
             reused = model is None and kept is not None and kept["lr"] == lr

@@ -142,7 +142,18 @@ def as_csv(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
-METHOD_ORDER = ("full", "frozenemb", "adapter", "lora", "lorafa", "lorafixed", "flora", "dpsgd", "rowscale")
+METHOD_ORDER = (
+    "full",
+    "frozenemb",
+    "adapter",
+    "adaptersgd",
+    "lora",
+    "lorafa",
+    "lorafixed",
+    "flora",
+    "dpsgd",
+    "rowscale",
+)
 
 
 def _group_key(source: str, record: dict) -> tuple:
