@@ -626,24 +626,32 @@ def test_a_rate_whose_loss_diverges_loses_the_sweep_and_the_others_go_on(tmp_pat
 
     real_fine_tune = finetune.fine_tune
     grid_rates = SCALE.engine.lora.lr_grid
-    journaled = []
+    attempts, stop = [], [True]
+
+    class Stopped(Exception):
+        pass
 
     def diverging(model, method, data, cfg, *args, **kwargs):
-        if " aux " in kwargs.get("desc", "") and cfg.lr == grid_rates[-1]:
+        aux = " aux " in kwargs.get("desc", "")
+        if not aux and stop:
+            raise Stopped  # the first run stops at its target, its whole sweep journaled
+        attempts.append((aux, cfg.lr))
+        if aux and cfg.lr == grid_rates[-1]:
             raise FloatingPointError(f"{kwargs['desc']}: loss became nan at step 3; lower the learning rate")
         return real_fine_tune(model, method, data, cfg, *args, **kwargs)
 
-    real_save = runner.SweepJournal.save
     monkeypatch.setattr(finetune, "fine_tune", diverging)
-    monkeypatch.setattr(
-        runner.SweepJournal, "save", lambda self, rows: journaled.append(list(rows)) or real_save(self, rows)
-    )
+    with pytest.raises(Stopped):
+        _run(tmp_path, CELLS[1:])
+    assert attempts == [(True, lr) for lr in grid_rates]  # each rate once, the last one diverging
+    stop.clear()
+    attempts.clear()
     record = _run(tmp_path, CELLS[1:])[0]
+    chosen = record["metrics"]["lr_selection"]["chosen"]
+    assert chosen != grid_rates[-1] and attempts == [(True, chosen), (False, chosen)]  # never the diverged rate again
     sweep = record["metrics"]["lr_selection"]["sweep"]
     assert [row["lr"] for row in sweep] == list(grid_rates) and sweep[-1]["validation_perplexity"] == math.inf
-    assert record["metrics"]["lr_selection"]["chosen"] != grid_rates[-1]
     assert all(math.isfinite(row["validation_perplexity"]) for row in sweep[:-1])
-    assert journaled[-1][-1] == {"lr": grid_rates[-1], "validation_perplexity": math.inf}  # journaled, not retried
     said = "".join(capsys.readouterr())
     assert "loss became nan at step 3; lower the learning rate; the sweep counts its perplexity as infinite" in said
     grid_rates = (grid_rates[-1],)  # every rate diverges: one clear error, not a retraining that diverges again
