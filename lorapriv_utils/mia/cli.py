@@ -22,7 +22,7 @@ from ..files import check_writable
 from ..scale import SCALES, get_scale
 from .attacks.canary import CanaryConfig
 from .engine import data
-from .engine.methods import REGISTRY
+from .engine.methods import REGISTRY, optimizer_refused
 from .experiments import grid
 from .records import report
 
@@ -221,9 +221,7 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
     if getattr(args, "accelerate", False) and args.command != "run":
         raise ValueError(f"--accelerate: only `run` trains data-parallel; drop it from `{args.command}`")
     optimizer = getattr(args, "optimizer", None)
-    bound = [
-        name for name in methods if REGISTRY[name].optimizer not in ("adamw", optimizer or REGISTRY[name].optimizer)
-    ]
+    bound = [name for name in methods if optimizer_refused(name, optimizer)]
     if bound:
         raise ValueError(
             f"--optimizer {optimizer}: {', '.join(bound)} trains with {REGISTRY[bound[0]].optimizer} by definition; "

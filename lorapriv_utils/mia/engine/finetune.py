@@ -194,7 +194,7 @@ def fine_tune(
     LoRA's start A (default ``cfg.seed``, which draws everything else: order, noise, sampling, resampling)."""
     if epoch_hook is not None and accelerator is not None:
         raise ValueError("epoch checkpoints (the frontier) run in one process: drop --accelerate")
-    if methods.get(method).optimizer != "adamw" and cfg.optimizer != methods.get(method).optimizer:
+    if methods.optimizer_refused(method, cfg.optimizer):
         raise ValueError(f"{method} trains with {methods.get(method).optimizer}, not {cfg.optimizer}: drop --optimizer")
     torch.manual_seed(cfg.seed)
     if not isinstance(data, TextWindows):

@@ -104,6 +104,13 @@ def lr_grid(engine, name: str) -> tuple[float, ...]:
     return engine.hparams(ranked=name in RANKED).lr_grid
 
 
+def optimizer_refused(name: str, optimizer: str | None) -> bool:
+    """Whether ``optimizer`` contradicts ``name``'s own optimiser where that is part of the method (``adaptersgd``'s
+    SGD); the AdamW methods take any, and None means the method's own."""
+    own = get(name).optimizer
+    return own != "adamw" and optimizer not in (None, own)
+
+
 def get(name: str) -> Method:
     """The method called ``name``; a clear error lists the known ones."""
     try:
