@@ -187,8 +187,8 @@ results-a6-pretrained: $(STAMP)
 	    $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods lora --ranks 16 --lr 3e-3 ) & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 	pids=""; for i in 0 1; do \
-	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed,ptb --methods lorafa --ranks 8 \
-	    --seeds 0,1 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
+	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed,ptb --methods lorafa,adaptersgd \
+	    --ranks 8 --seeds 0,1 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 
 # §6's projection arm on the pretrained SmolLM2-135M: LoRA-FA r=8 with its random frozen A against the fixed DCT

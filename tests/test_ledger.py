@@ -258,3 +258,29 @@ def test_claims_frame_counts_evidence_and_takes_where_from_the_register(folder):
     assert row["evidence checks passed"] == "1 of 1" and row["other checks (instruments, identities)"] == 1
     table = ledger.claims_table([_claim(checks, "X-1")], folder)
     assert list(table.frame.columns)[:3] == ["claim", "where", "verdict"] and table.caption.startswith("This chapter's")
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_the_readme_s_verdict_words_are_the_ledger_s():
+    """The README's typed summary follows the ledger: each chapter row's verdicts in parentheses are among its
+    chapter's verdicts, and paper A's two concluding claims carry the verdicts a7's notebook computed."""
+    import re
+
+    text = README.read_text(encoding="utf-8")
+    results = ledger.load_results(README.parent / "ledger")
+    verdicts = {key: {c.verdict for c in claims} for key, claims in results.items()}
+    rows = re.findall(r"^\| `(\w+)` \|(.*)$", text, flags=re.MULTILINE)
+    checked = [key for key, _ in rows if key in verdicts]
+    assert {"a6_membership", "b3_noisy_variants"} <= set(checked)
+    for key, row in rows:
+        typed = set(re.findall(r"\((holds|fails|qualified)\b", row))
+        assert typed <= verdicts.get(key, typed), f"README's row for {key} says {typed}; its ledger: {verdicts[key]}"
+    by_id = {c.claim_id: c.verdict for claims in results.values() for c in claims}
+    for claim_id, quoted in (
+        ("A-7.approximates", '"LoRA approximates DP-SGD with a fixed noise scale"'),
+        ("A-7.informal-privacy", '"informal privacy, only slightly affecting utility"'),
+    ):
+        said = re.search(re.escape(quoted) + r"\s+(?:is\s+)?(holds|fails|qualified)", text)
+        assert said and said.group(1) == by_id[claim_id], f"README's verdict of {claim_id} is not the ledger's"

@@ -18,6 +18,7 @@ import math
 import zlib
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,7 @@ from ..labels import CORPORA
 from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
 from ..mia.attacks.matching import UTILITY_MATCH
+from ..mia.engine.methods import GRID
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -95,7 +97,7 @@ CONSIDERABLE_FULL = 0.08  # the same word read against full fine-tuning alone (T
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
-ORDER = ("full", "frozenemb", "adapter", "adaptersgd", "lora", "flora", "dpsgd", "rowscale", "lorafa", "lorafixed")
+ORDER = GRID  # the methods in the registry's order, as every table of them
 
 
 def results_dir(scale: Scale) -> Path:
@@ -512,6 +514,7 @@ DIFFERENCES = (
     ("lorafa-r8", "full"),
     ("adaptersgd", "full"),  # paper A's adapters, trained with SGD
     ("lora-r8", "adaptersgd"),
+    ("lora-r16", "adaptersgd"),
 )
 
 
@@ -910,9 +913,19 @@ def _difference(
     return found if found is not None else (_mean(summary, d, a, metric) - _mean(summary, d, b, metric), None)
 
 
-# Table 1's adapter baseline as the checks name it: trained with AdamW, as every method here, and with SGD, as
-# paper A says its adapters were (checked only where the grid ran it)
-ADAPTERS = {"adapter": "adapter", "adaptersgd": "adapter (SGD)"}
+class Adapter(NamedTuple):
+    """One run of Table 1's adapter baseline: its name in the checks, and the role of its comparisons."""
+
+    name: str
+    role: str
+
+
+# Table 1's adapter baseline, trained with AdamW, as every method here, and with SGD, as paper A says its adapters
+# were (checked only where the grid ran it).  In paper A's Table 1 the adapters fit better than LoRA on every corpus
+# (perplexity 19.38, 18.21, 30.11 against r=16's 20.32, 19.42, 33.10), so its "LoRA below the adapter" compares LoRA
+# with a baseline that fits better.  AdamW's adapters carry the core checks; SGD's are caveats, beside a caveat that
+# tests that order of fit for each (an adapter that fits worse than LoRA being less exposed says nothing of LoRA).
+ADAPTERS = {"adapter": Adapter("adapter", "core"), "adaptersgd": Adapter("adapter (SGD)", "caveat")}
 
 
 def table1_checks(
@@ -946,7 +959,7 @@ def table1_checks(
             return None  # a rate the non-members cannot resolve
         return _bound(name, value, bound, role=role(wanted), interval=interval)
 
-    def ppl_order(name: str, a: str, b: str):
+    def ppl_order(name: str, a: str, b: str, wanted: str = "core"):
         """a's perplexity at least b's, as the log of their ratio >= 0: over the seeds both ran, with the seeds'
         interval where there are several (unresolved when the seeds disagree), else the ratio of the means."""
         found = _paired(differences, dataset, a, b, "log_ppl")
@@ -955,13 +968,13 @@ def table1_checks(
         else:
             pa, pb = mean(a, "ppl"), mean(b, "ppl")
             value, interval = (math.log(pa / pb) if pa > 0 and pb > 0 else math.nan), None
-        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role("core"), interval=interval)
+        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role(wanted), interval=interval)
 
     adapter = []
-    for a, name in ADAPTERS.items():  # AdamW's adapters and, where they ran, paper A's own SGD ones
+    for a, (name, wanted) in ADAPTERS.items():  # AdamW's adapters and, where they ran, paper A's own SGD ones
         adapter += [
-            ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full"),
-            gap(f"{tag}: AUC {name} <= AUC full (gains robustness)", a, "full", "auc", 0.0),
+            ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full", wanted),
+            gap(f"{tag}: AUC {name} <= AUC full (gains robustness)", a, "full", "auc", 0.0, wanted),
             gap(
                 f"{tag}: the AUC drop from full to {name} is at most {SLIGHT_GAIN} ('a slight improvement')",
                 a,
@@ -978,8 +991,12 @@ def table1_checks(
         lora += [
             gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's", v, "full", "auc", -CONSIDERABLE),
             *(
-                gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below {name}'s", v, a, "auc", -CONSIDERABLE)
-                for a, name in ADAPTERS.items()
+                gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below {name}'s", v, a, "auc", -CONSIDERABLE, wanted)
+                for a, (name, wanted) in ADAPTERS.items()
+            ),
+            *(
+                ppl_order(f"{tag}, r={r}: PPL at least {name}'s (Table 1's order of fit)", v, a, "caveat")
+                for a, (name, _) in ADAPTERS.items()
             ),
             gap(
                 f"{tag}, r={r}: AUC at least {CONSIDERABLE_FULL} below full's (the stricter reading, against full "
@@ -1553,8 +1570,10 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     """How the core checks of Table 1's claims came out (glue keys ``a6_membership_core_<claim>_<outcome>``, with
     ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps, A-6.rank's comparisons and
     A-6.attribution's matched ones; and
-    how A-6.lora's stricter reading against full fine-tuning came out on the same cells (``strict_full_<outcome>``)
-    and its core TPR checks (``core_lora_tpr_<outcome>``)."""
+    how A-6.lora's stricter reading against full fine-tuning came out on the same cells (``strict_full_<outcome>``),
+    its core TPR checks (``core_lora_tpr_<outcome>``) and, on the same cells and for each adapter of
+    :data:`ADAPTERS`, LoRA considerably below it (``below_<adapter>_<outcome>``) and fitting no better than it
+    (``fit_<adapter>_<outcome>``)."""
     numbers = {}
     for claim in claims:
         if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank", "A-6.attribution"):
@@ -1568,7 +1587,12 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
             cells = {c.name.split(": AUC")[0] for c in core}
             strict = [c for c in claim.checks if "the stricter reading" in c.name and c.name.split(": AUC")[0] in cells]
             tpr = [c for c in claim.checks if c.role == "core" and "TPR" in c.name]
-            for name, found in (("strict_full", strict), ("core_lora_tpr", tpr)):
+            found_by = {"strict_full": strict, "core_lora_tpr": tpr}
+            on_cells = [c for c in claim.checks if c.name.split(": ")[0] in cells]
+            for a, (name, _) in ADAPTERS.items():  # each adapter's order of fit, and LoRA considerably below it
+                found_by[f"fit_{a}"] = [c for c in on_cells if f"PPL at least {name}'s" in c.name]
+                found_by[f"below_{a}"] = [c for c in on_cells if f"below {name}'s" in c.name]
+            for name, found in found_by.items():
                 numbers[f"{name}_total"] = len(found)
                 for outcome in ("passes", "unresolved", "fails"):
                     numbers[f"{name}_{outcome}"] = sum(c.outcome == outcome for c in found)

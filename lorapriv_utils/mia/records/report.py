@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ...store import read_arrays, read_record
+from ..engine.methods import GRID
 
 ATTACK = "reference_attack"
 RATES = ("0.01", "0.001", "0.0001")
@@ -109,7 +110,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
             prv, rdp = metrics["training"]["epsilon"], metrics["training"]["epsilon_rdp"]
             row["epsilon"] = f"{'-' if prv is None else f'{prv:.2f}'} (rdp {'-' if rdp is None else f'{rdp:.3g}'})"
         rows.append(row)
-    order = {m: k for k, m in enumerate(METHOD_ORDER)}
+    order = {m: k for k, m in enumerate(GRID)}  # the registry's order
     rows.sort(key=lambda r: (r["scale"], r["dataset"], order.get(r["method"], 9), str(r["rank"]).zfill(4), r["seed"]))
     return rows
 
@@ -140,20 +141,6 @@ def as_csv(rows: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
-
-
-METHOD_ORDER = (
-    "full",
-    "frozenemb",
-    "adapter",
-    "adaptersgd",
-    "lora",
-    "lorafa",
-    "lorafixed",
-    "flora",
-    "dpsgd",
-    "rowscale",
-)
 
 
 def _group_key(source: str, record: dict) -> tuple:
@@ -189,7 +176,7 @@ def method_rows(sourced: list[tuple[str, dict]]) -> list[dict]:
                 "lr": ",".join(f"{lr:g}" for lr in rates) + ("*" if edge else ""),
             }
         )
-    order = {m: k for k, m in enumerate(METHOD_ORDER)}
+    order = {m: k for k, m in enumerate(GRID)}  # the registry's order
 
     def place(row: dict) -> tuple:
         method, _, rank = row["method"].partition(" r")
