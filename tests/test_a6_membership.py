@@ -103,31 +103,31 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
     assert numbers["a6_membership_large_enron_lorar8_auc_gap_adapter"] == pytest.approx(0.14)  # 0.74 - 0.60
 
 
-def test_sgd_adapters_add_caveats_of_their_own_beside_adamws_core_checks():
+def test_lora_against_an_adapter_is_core_only_where_the_adapter_fits_as_table_1_s_do():
     """Paper A trains its adapters with SGD: where the grid ran them, Table 1's adapter comparisons are made with
-    them too, named 'adapter (SGD)', as caveats, beside a caveat per adapter that LoRA fits no better (Table 1's
-    order of fit); AdamW's adapters keep their names and core roles.  An SGD adapter that barely learns (its AUC
-    near LoRA's, its perplexity above) fails 'LoRA considerably below the adapter' and the order of fit."""
+    them too, named 'adapter (SGD)', beside AdamW's, which keep their names.  'LoRA considerably below the adapter'
+    is core only where the adapter fits at least as well as LoRA, as in every column of Table 1; an SGD adapter that
+    learns less (perplexity 60 against LoRA's 35) is less exposed, and that comparison is a caveat saying why."""
     sgd = pd.concat(
         [_larger_summary(0.6), _larger_summary(0.6).iloc[[1]].assign(variant="adaptersgd", auc=0.61, ppl=60.0)]
     )
     checks = a6.scale_checks(sgd, core=True)
     named = {c.name: c for c in checks["A-6.adapter"]}
     assert named["cpu-large, enron: AUC adapter <= AUC full (gains robustness)"].role == "core"  # AdamW's, as before
-    assert named["cpu-large, enron: AUC adapter (SGD) <= AUC full (gains robustness)"].role == "caveat"
-    lora = {c.name: c for c in checks["A-6.lora"]}
-    adamw = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter's"]
-    assert adamw.passed and adamw.role == "core"  # 0.74 against 0.60
-    below_sgd = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s"]
-    assert not below_sgd.passed and below_sgd.role == "caveat"  # 0.61 against 0.60
-    order = "cpu-large, enron, r=8: PPL at least {}'s (Table 1's order of fit) (log of the ratio >= 0)"
-    assert lora[order.format("adapter")].passed and lora[order.format("adapter")].role == "caveat"
-    assert not lora[order.format("adapter (SGD)")].passed  # LoRA's 35 against the SGD adapter's 60
+    assert named["cpu-large, enron: AUC adapter (SGD) <= AUC full (gains robustness)"].role == "core"
     assert len(checks["A-6.adapter"]) == 2 * len(a6.scale_checks(_larger_summary(0.6))["A-6.adapter"])
+    lora = {c.name: c for c in checks["A-6.lora"]}
+    adamw = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter's"]  # 32 against LoRA's 35: Table 1's order
+    assert adamw.passed and adamw.role == "core"  # 0.74 against 0.60
+    below_sgd = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s" + a6.NOT_TABLE1_FIT]
+    assert not below_sgd.passed and below_sgd.role == "caveat"  # 0.61 against 0.60
     counts = a6.core_outcomes([SimpleNamespace(claim_id="A-6.lora", checks=checks["A-6.lora"])])
     assert counts["a6_membership_below_adaptersgd_fails"] == counts["a6_membership_below_adaptersgd_total"] == 2
-    assert counts["a6_membership_fit_adaptersgd_fails"] == counts["a6_membership_fit_adaptersgd_total"] == 2
-    assert counts["a6_membership_fit_adapter_passes"] == counts["a6_membership_fit_adapter_total"] == 2  # r=8, r=16
+    assert counts["a6_membership_table1_fit_adaptersgd"] == 0 and counts["a6_membership_table1_fit_adapter"] == 2
+    # the same SGD adapter fitting better than LoRA (30 against 35) makes the comparison core, and it fails
+    fitting = a6.scale_checks(sgd.replace({"ppl": {60.0: 30.0}}), core=True)["A-6.lora"]
+    core_sgd = next(c for c in fitting if c.name == "cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s")
+    assert core_sgd.role == "core" and not core_sgd.passed
 
 
 def _paper_summary() -> pd.DataFrame:
@@ -143,7 +143,7 @@ def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monk
 
     def failed(summary):
         checks = [c for d in ("Enron", "PubMed", "PTB") for v in a6.table1_checks(summary, d).values() for c in v]
-        assert len(checks) == 3 * (3 + 2 * 6 + 2)  # no base perplexity: no share of the gain
+        assert len(checks) == 3 * (3 + 2 * 5 + 2)  # no base perplexity: no share of the gain
         return [c.name for c in checks if not c.passed]
 
     assert failed(summary) == []
@@ -428,7 +428,7 @@ def test_the_chapter_on_tiny_results(results):
     for short in ("adapter", "lora", "rank", "attribution"):
         outcomes = [counts[f"a6_membership_core_{short}_{o}"] for o in ("passes", "unresolved", "fails")]
         assert sum(outcomes) == counts[f"a6_membership_core_{short}_total"] > 0
-    for name in ("strict_full", "core_lora_tpr", "fit_adapter", "below_adaptersgd"):  # on the deciding cells
+    for name in ("strict_full", "core_lora_tpr", "below_adapter"):  # on the deciding cells
         outcomes = [counts[f"a6_membership_{name}_{o}"] for o in ("passes", "unresolved", "fails")]
         assert sum(outcomes) == counts[f"a6_membership_{name}_total"]
     lora = next(c for c in decided if c.claim_id == "A-6.lora")

@@ -18,7 +18,6 @@ import math
 import zlib
 from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -913,19 +912,13 @@ def _difference(
     return found if found is not None else (_mean(summary, d, a, metric) - _mean(summary, d, b, metric), None)
 
 
-class Adapter(NamedTuple):
-    """One run of Table 1's adapter baseline: its name in the checks, and the role of its comparisons."""
-
-    name: str
-    role: str
-
-
-# Table 1's adapter baseline, trained with AdamW, as every method here, and with SGD, as paper A says its adapters
-# were (checked only where the grid ran it).  In paper A's Table 1 the adapters fit better than LoRA on every corpus
-# (perplexity 19.38, 18.21, 30.11 against r=16's 20.32, 19.42, 33.10), so its "LoRA below the adapter" compares LoRA
-# with a baseline that fits better.  AdamW's adapters carry the core checks; SGD's are caveats, beside a caveat that
-# tests that order of fit for each (an adapter that fits worse than LoRA being less exposed says nothing of LoRA).
-ADAPTERS = {"adapter": Adapter("adapter", "core"), "adaptersgd": Adapter("adapter (SGD)", "caveat")}
+# Table 1's adapter baseline as the checks name it: trained with AdamW, as every method here, and with SGD, as
+# paper A says its adapters were (checked only where the grid ran it)
+ADAPTERS = {"adapter": "adapter", "adaptersgd": "adapter (SGD)"}
+# In every column of paper A's Table 1 the adapters fit better than LoRA (perplexity 19.38, 18.21, 30.11 against
+# r=16's 20.32, 19.42, 33.10): its "LoRA considerably below the adapter" compares LoRA with a baseline that fits
+# better.  Where a run here does not reproduce that order, resolved, the comparison is a caveat, whatever the optimiser
+NOT_TABLE1_FIT = " (a caveat: the adapter does not fit resolvably better than LoRA here, as Table 1's do)"
 
 
 def table1_checks(
@@ -959,7 +952,7 @@ def table1_checks(
             return None  # a rate the non-members cannot resolve
         return _bound(name, value, bound, role=role(wanted), interval=interval)
 
-    def ppl_order(name: str, a: str, b: str, wanted: str = "core"):
+    def ppl_order(name: str, a: str, b: str):
         """a's perplexity at least b's, as the log of their ratio >= 0: over the seeds both ran, with the seeds'
         interval where there are several (unresolved when the seeds disagree), else the ratio of the means."""
         found = _paired(differences, dataset, a, b, "log_ppl")
@@ -968,13 +961,23 @@ def table1_checks(
         else:
             pa, pb = mean(a, "ppl"), mean(b, "ppl")
             value, interval = (math.log(pa / pb) if pa > 0 and pb > 0 else math.nan), None
-        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role(wanted), interval=interval)
+        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role("core"), interval=interval)
 
     adapter = []
-    for a, (name, wanted) in ADAPTERS.items():  # AdamW's adapters and, where they ran, paper A's own SGD ones
+
+    def versus_adapter(r: int, a: str, name: str):
+        """LoRA r considerably below adapter ``a``: core where the adapter fits resolvably at least as well as LoRA
+        (Table 1's order of fit), else a caveat that says why."""
+        v = f"lora-r{r}"
+        order = ppl_order("Table 1's order of fit", v, a)
+        table1 = order is not None and order.outcome == "passes"
+        name = f"{tag}, r={r}: AUC at least {CONSIDERABLE} below {name}'s" + ("" if table1 else NOT_TABLE1_FIT)
+        return gap(name, v, a, "auc", -CONSIDERABLE, "core" if table1 else "caveat")
+
+    for a, name in ADAPTERS.items():  # AdamW's adapters and, where they ran, paper A's own SGD ones
         adapter += [
-            ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full", wanted),
-            gap(f"{tag}: AUC {name} <= AUC full (gains robustness)", a, "full", "auc", 0.0, wanted),
+            ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full"),
+            gap(f"{tag}: AUC {name} <= AUC full (gains robustness)", a, "full", "auc", 0.0),
             gap(
                 f"{tag}: the AUC drop from full to {name} is at most {SLIGHT_GAIN} ('a slight improvement')",
                 a,
@@ -990,14 +993,7 @@ def table1_checks(
         v = f"lora-r{r}"
         lora += [
             gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's", v, "full", "auc", -CONSIDERABLE),
-            *(
-                gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below {name}'s", v, a, "auc", -CONSIDERABLE, wanted)
-                for a, (name, wanted) in ADAPTERS.items()
-            ),
-            *(
-                ppl_order(f"{tag}, r={r}: PPL at least {name}'s (Table 1's order of fit)", v, a, "caveat")
-                for a, (name, _) in ADAPTERS.items()
-            ),
+            *(versus_adapter(r, a, name) for a, name in ADAPTERS.items()),
             gap(
                 f"{tag}, r={r}: AUC at least {CONSIDERABLE_FULL} below full's (the stricter reading, against full "
                 "fine-tuning alone)",
@@ -1312,7 +1308,10 @@ def claims(
             "the scale that decides Table 1's claims (named in each check), means over seeds, each with the 95% "
             "interval of a paired bootstrap over seeds and texts: a comparison whose interval contains its threshold "
             "is unresolved, and leaves the claim "
-            "qualified rather than failed. Caveats: the utility cost (the perplexity ratio, and the share of "
+            "qualified rather than failed. A comparison with an adapter (AdamW's, or SGD's, paper A's optimiser for "
+            "it) is core only where that adapter fits resolvably at least as well as LoRA, as in every column of "
+            "Table 1; elsewhere it is a caveat that says so (a rule set after the SGD adapters were seen to fit worse "
+            "than LoRA, applied to both optimisers). Caveats: the utility cost (the perplexity ratio, and the share of "
             "full fine-tuning's log-perplexity gain over the base that LoRA recovers, since a ratio of perplexities "
             "is near 1 whenever fine-tuning gains little), and the frontier at matched perplexity (the statistic "
             "of A-6.attribution's checks).",
@@ -1572,8 +1571,8 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     A-6.attribution's matched ones; and
     how A-6.lora's stricter reading against full fine-tuning came out on the same cells (``strict_full_<outcome>``),
     its core TPR checks (``core_lora_tpr_<outcome>``) and, on the same cells and for each adapter of
-    :data:`ADAPTERS`, LoRA considerably below it (``below_<adapter>_<outcome>``) and fitting no better than it
-    (``fit_<adapter>_<outcome>``)."""
+    :data:`ADAPTERS`, LoRA considerably below it (``below_<adapter>_<outcome>``), of which ``table1_fit_<adapter>``
+    are core (the adapter fits at least as well as LoRA, as in Table 1)."""
     numbers = {}
     for claim in claims:
         if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank", "A-6.attribution"):
@@ -1588,10 +1587,10 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
             strict = [c for c in claim.checks if "the stricter reading" in c.name and c.name.split(": AUC")[0] in cells]
             tpr = [c for c in claim.checks if c.role == "core" and "TPR" in c.name]
             found_by = {"strict_full": strict, "core_lora_tpr": tpr}
-            on_cells = [c for c in claim.checks if c.name.split(": ")[0] in cells]
-            for a, (name, _) in ADAPTERS.items():  # each adapter's order of fit, and LoRA considerably below it
-                found_by[f"fit_{a}"] = [c for c in on_cells if f"PPL at least {name}'s" in c.name]
-                found_by[f"below_{a}"] = [c for c in on_cells if f"below {name}'s" in c.name]
+            on_cells = [c for c in claim.checks if c.name.split(": AUC")[0] in cells]
+            for a, name in ADAPTERS.items():  # LoRA considerably below each adapter, core or not by Table 1's fit
+                found_by[f"below_{a}"] = below = [c for c in on_cells if f"below {name}'s" in c.name]
+                numbers[f"table1_fit_{a}"] = sum(c.role == "core" for c in below)
             for name, found in found_by.items():
                 numbers[f"{name}_total"] = len(found)
                 for outcome in ("passes", "unresolved", "fails"):
