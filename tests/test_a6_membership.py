@@ -106,7 +106,7 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
 def test_lora_against_an_adapter_is_core_only_where_the_adapter_fits_as_table_1_s_do():
     """Paper A trains its adapters with SGD: where the grid ran them, Table 1's adapter comparisons are made with
     them too, named 'adapter (SGD)', beside AdamW's, which keep their names.  'LoRA considerably below the adapter'
-    is core only where the adapter fits at least as well as LoRA, as in every column of Table 1; an SGD adapter that
+    is core only where the adapter fits better than LoRA, resolved, as in every column of Table 1; an SGD adapter that
     learns less (perplexity 60 against LoRA's 35) is less exposed, and that comparison is a caveat saying why."""
     sgd = pd.concat(
         [_larger_summary(0.6), _larger_summary(0.6).iloc[[1]].assign(variant="adaptersgd", auc=0.61, ppl=60.0)]
