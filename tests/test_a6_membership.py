@@ -205,6 +205,30 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     assert fewest["a6_membership_pre_enron_seeds"] == fewest["a6_membership_pre_seeds"] == 1  # what "every run" says
 
 
+def test_the_frozen_embedding_control_is_quoted_and_checked_where_a_scale_ran_it():
+    """Issue 28's control (full fine-tuning with the embeddings frozen): its perplexity against full fine-tuning's
+    is quoted and read by A-6.lora's caveat, which fails when freezing the embeddings costs more than a slight drop;
+    a scale that did not run it quotes nothing and checks nothing."""
+    ran = pd.concat(
+        [
+            _larger_summary(0.6),
+            pd.DataFrame([("enron", "frozenemb", 31.5, 0.78)], columns=["dataset", "variant", "ppl", "auc"]),
+        ]
+    )
+    ran = ran.assign(tpr1=0.05, tpr001=np.nan, nonmembers=300)
+    numbers = a6.scale_numbers(ran, "pre", {"enron": 53.6})
+    assert numbers["a6_membership_pre_enron_frozenemb_ppl"] == 31.5
+    assert numbers["a6_membership_pre_enron_frozenemb_ppl_ratio"] == 1.05  # 31.5 / 30
+    control = [c for c in a6.scale_checks(ran, a6.PRETRAINED)["A-6.lora"] if "embeddings frozen" in c.name]
+    assert len(control) == 1 and control[0].passed and control[0].role == "caveat"
+    costly = ran.assign(ppl=np.where(ran["variant"] == "frozenemb", 45.0, ran["ppl"]))
+    control = [c for c in a6.scale_checks(costly, a6.PRETRAINED)["A-6.lora"] if "embeddings frozen" in c.name]
+    assert not control[0].passed  # 45 / 30 = 1.5 times full's
+    without = a6.scale_numbers(_larger_summary(0.6), "pre", {"enron": 53.6})
+    assert not any("frozenemb" in k for k in without)
+    assert not any("embeddings frozen" in c.name for c in a6.scale_checks(_larger_summary(0.6))["A-6.lora"])
+
+
 def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
     from lorapriv_utils.store import seal
 

@@ -963,8 +963,6 @@ def table1_checks(
             value, interval = (math.log(pa / pb) if pa > 0 and pb > 0 else math.nan), None
         return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role("core"), interval=interval)
 
-    adapter = []
-
     def versus_adapter(r: int, a: str, name: str):
         """LoRA r considerably below adapter ``a``: core where the adapter fits better than LoRA, resolved
         (Table 1's order of fit), else a caveat that says why."""
@@ -974,6 +972,7 @@ def table1_checks(
         name = f"{tag}, r={r}: AUC at least {CONSIDERABLE} below {name}'s" + ("" if table1 else NOT_TABLE1_FIT)
         return gap(name, v, a, "auc", -CONSIDERABLE, "core" if table1 else "caveat")
 
+    adapter = []
     for a, name in ADAPTERS.items():  # AdamW's adapters and, where they ran, paper A's own SGD ones
         adapter += [
             ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full"),
@@ -1460,7 +1459,7 @@ def scale_numbers(
     numbers = {}
     for d in dict.fromkeys(summary["dataset"]):
         ran = set(summary.loc[summary["dataset"] == d, "variant"])
-        for v in ("full", "adapter", "adaptersgd", "lora-r8", "lora-r16", "lorafa-r8"):
+        for v in ("full", "frozenemb", "adapter", "adaptersgd", "lora-r8", "lora-r16", "lorafa-r8"):
             if v not in ran:
                 continue
             tag = f"{prefix}_{d}_{v.replace('-', '')}"
@@ -1468,6 +1467,8 @@ def scale_numbers(
             numbers[f"{tag}_ppl"] = _mean(summary, d, v, "ppl")
             if "params" in summary:
                 numbers[f"{tag}_params"] = _mean(summary, d, v, "params")
+        if "frozenemb" in ran:  # the control of issue 28, as A-6.lora's caveat reads it
+            numbers[f"{prefix}_{d}_frozenemb_ppl_ratio"] = ppl_ratio(summary, d, "frozenemb")
         numbers[f"{prefix}_{d}_nonmembers"] = _mean(summary, d, "full", "nonmembers")
         if "seeds" in summary:  # the fewest seeds any method ran on this corpus
             numbers[f"{prefix}_{d}_seeds"] = int(summary.loc[summary["dataset"] == d, "seeds"].min())
@@ -1585,10 +1586,10 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
             numbers[f"core_{short}_{outcome}"] = sum(c.outcome == outcome for c in core)
         if claim.claim_id == "A-6.lora":  # the stricter reading against full fine-tuning, beside the core checks
             cells = {c.name.split(": AUC")[0] for c in core}
-            strict = [c for c in claim.checks if "the stricter reading" in c.name and c.name.split(": AUC")[0] in cells]
+            on_cells = [c for c in claim.checks if c.name.split(": AUC")[0] in cells]
+            strict = [c for c in on_cells if "the stricter reading" in c.name]
             tpr = [c for c in claim.checks if c.role == "core" and "TPR" in c.name]
             found_by = {"strict_full": strict, "core_lora_tpr": tpr}
-            on_cells = [c for c in claim.checks if c.name.split(": AUC")[0] in cells]
             for a, name in ADAPTERS.items():  # LoRA considerably below each adapter, core or not by Table 1's fit
                 found_by[f"below_{a}"] = below = [c for c in on_cells if f"below {name}'s" in c.name]
                 numbers[f"table1_fit_{a}"] = sum(c.role == "core" for c in below)
