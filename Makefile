@@ -138,7 +138,8 @@ results-a6-large: $(STAMP)
 # Its frontier (scored after epochs 1 and 2): LoRA r=8 and r=16 at the rates their grids chose, full fine-tuning at
 # one rate and adapter fine-tuning at two, whose checkpoints reach LoRA's perplexity; seed 0 on Enron and PubMed, one
 # one-thread process per corpus, then seed 1 of every method on both in two one-thread processes; then Penn
-# Treebank's grid (both seeds) and frontier (one process per seed); then LoRA-FA r=8's grid on all three (both seeds).
+# Treebank's grid (both seeds) and frontier (one process per seed); then LoRA-FA r=8, adapter fine-tuning with SGD and
+# the frozen-embedding control on all three (both seeds).
 PRETRAINED_FRONTIER = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 \
   --data-dir $(DATA_DIR) --out results/published --threads 1 --seeds
 results-a6-pretrained: $(STAMP)
@@ -187,7 +188,7 @@ results-a6-pretrained: $(STAMP)
 	    $(PRETRAINED_FRONTIER) $$s --datasets ptb --methods lora --ranks 16 --lr 3e-3 ) & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 	pids=""; for i in 0 1; do \
-	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed,ptb --methods lorafa,adaptersgd \
+	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed,ptb --methods lorafa,adaptersgd,frozenemb \
 	    --ranks 8 --seeds 0,1 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
 

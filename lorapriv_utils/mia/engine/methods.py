@@ -61,9 +61,9 @@ REGISTRY: dict[str, Method] = {
     m.name: m
     for m in (
         Method("full", "full fine-tuning", "all", ("full",)),
-        Method("frozenemb", "full fine-tuning, embeddings frozen", "body", ("full", "frozenemb")),
+        Method("frozenemb", "full fine-tuning (embeddings frozen)", "body", ("full", "frozenemb")),
         Method("adapter", "adapter fine-tuning", "adapted", ("adapter",)),
-        Method("adaptersgd", "adapter fine-tuning, SGD", "adapted", ("adapter",), optimizer="sgd"),
+        Method("adaptersgd", "adapter fine-tuning (SGD)", "adapted", ("adapter",), optimizer="sgd"),
         Method("lora", "LoRA", "lora", ("lora",), train_a=True),
         Method("lorafa", "LoRA-FA", "lora", ("lora", "lorafa")),
         Method("lorafixed", "LoRA-FA, fixed A", "lora", ("lora", "lorafa", "lorafixed"), fixed_a=True),
