@@ -81,6 +81,28 @@ def test_carried_checks_keep_their_numbers_and_name_their_source():
     assert table["check"].tolist() == ["A-3.1-normal: a check (core)"]
 
 
+def test_the_utility_part_carries_lora_s_own_checks_not_the_frozen_embedding_control():
+    """A-6.lora's caveats named as its chapter names them: LoRA's perplexity ratio is carried as 'the utility cost
+    is slight'; the control (full fine-tuning with the embeddings frozen), whose name also says 'PPL at most', is not,
+    so its failure neither qualifies the conclusion nor counts."""
+    lora = "cpu-small, ptb, r=8: PPL at most 1.25 times full's (a slight drop)"
+    control = (
+        "cpu-small, ptb: full fine-tuning with the embeddings frozen reaches PPL at most 1.25 times full's (the "
+        "base's embeddings are not what limits LoRA's utility here)"
+    )
+    results = _source_results()
+    for claim in results["sources"]:
+        if claim.claim_id == "A-6.lora":
+            claim.checks += [
+                Check(lora, 1.1, 1.25, True, "measured <= claimed?", "caveat"),
+                Check(control, 6.2, 1.25, False, "measured <= claimed?", "caveat"),
+            ]
+    informal = next(c for c in a7.claims(results, "cpu-small") if c.claim_id == "A-7.informal-privacy")
+    names = [c.name for c in informal.checks]
+    assert f"A-6.lora: {lora}" in names and not any("embeddings frozen" in n for n in names)
+    assert informal.verdict == "holds"
+
+
 def test_missing_or_renamed_sources_are_clear_errors():
     results = _source_results()
     dropped = {"sources": [c for c in results["sources"] if c.claim_id != "A-5.1-z"]}
