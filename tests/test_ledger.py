@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -266,8 +267,6 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_the_readme_s_verdict_words_are_the_ledger_s():
     """The README's typed summary follows the ledger: each chapter row's verdicts in parentheses are among its
     chapter's verdicts, and paper A's two concluding claims carry the verdicts a7's notebook computed."""
-    import re
-
     text = README.read_text(encoding="utf-8")
     results = ledger.load_results(README.parent / "ledger")
     verdicts = {key: {c.verdict for c in claims} for key, claims in results.items()}

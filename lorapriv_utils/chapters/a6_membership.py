@@ -28,7 +28,7 @@ from ..labels import CORPORA
 from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
 from ..mia.attacks.matching import UTILITY_MATCH
-from ..mia.engine.methods import GRID
+from ..mia.engine.methods import GRID, POSITION
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -96,7 +96,6 @@ CONSIDERABLE_FULL = 0.08  # the same word read against full fine-tuning alone (T
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
-ORDER = GRID  # the methods in the registry's order, as every table of them
 
 
 def results_dir(scale: Scale) -> Path:
@@ -163,7 +162,7 @@ def grid_frame(records: list[dict]) -> pd.DataFrame:
             }
         )
     frame = pd.DataFrame(rows)
-    frame["order"] = frame["method"].map({m: k for k, m in enumerate(ORDER)})
+    frame["order"] = frame["method"].map(POSITION)
     return frame.sort_values(["dataset", "order", "variant", "seed"]).drop(columns="order").reset_index(drop=True)
 
 
@@ -1903,7 +1902,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
     if not rows:
         raise FileNotFoundError(f"no LiRA references under {results_dir(scale)}; compute them with: {LIRA_COMMAND}")
     frame = pd.DataFrame(rows)
-    frame["order"] = frame["variant"].map(lambda v: ORDER.index(v.split("-")[0]))
+    frame["order"] = frame["variant"].map(lambda v: GRID.index(v.split("-")[0]))
     return rounded_frame(
         frame.sort_values(["dataset", "order", "variant"]).drop(columns="order").reset_index(drop=True), 4
     )
@@ -1931,7 +1930,7 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
     texts = part_texts(dataset, seed, scale, chosen[0]["manifest"]["split_hashes"])
     curves: dict = {}
     signals: dict = {}
-    for record in sorted(chosen, key=lambda r: ORDER.index(r["manifest"]["cell"]["method"])):
+    for record in sorted(chosen, key=lambda r: GRID.index(r["manifest"]["cell"]["method"])):
         cell = Cell(**record["manifest"]["cell"])
         scores = cell_scores(record, scale)
         name = variant_name(cell.method, cell.rank)

@@ -89,6 +89,7 @@ REGISTRY: dict[str, Method] = {
     )
 }
 GRID = tuple(name for name, m in REGISTRY.items() if m.grid)  # what the grid offers and fine_tune trains
+POSITION = {name: k for k, name in enumerate(GRID)}  # each method's place in every table of them
 RANKED = tuple(name for name in GRID if REGISTRY[name].ranked)
 WEIGHTS = ("all", "body", "adapted", "lora")
 TRAINERS = ("batch", "dp", "rowscale", "compressed")
