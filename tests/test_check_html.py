@@ -68,6 +68,7 @@ PROBLEMS = {
         "1 claims-ledger rows whose claim or verdict cannot be read at 390 px: claim-x",
     ),
 }
+REDIRECT = '<!DOCTYPE html><html><head><meta http-equiv="Refresh" content="0; url={}" /></head></html>'
 SCROLLING_TABLE = (
     "<article><div style='overflow-x: auto; max-width: 100%'><table style='width: 1200px'><tr><td>x</td></tr>"
     "</table></div></article>"
@@ -81,6 +82,9 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
     for name, (body, _) in PROBLEMS.items():
         (site / f"{name}.html").write_text(GOOD.replace("</body>", body + "</body>"))
     (site / "scrolling.html").write_text(GOOD.replace("</body>", SCROLLING_TABLE + "</body>"))
+    # pages that only forward (like the root index.html) navigate away while probed: they are judged by their target
+    (site / "forward.html").write_text(REDIRECT.format("other.html"))
+    (site / "redirect.html").write_text(REDIRECT.format("gone.html"))
     problems = check_html.check_site(site, CHROMIUM)
     by_page: dict[str, list[str]] = {}
     for problem in problems:
@@ -88,7 +92,9 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
         by_page.setdefault(page.removesuffix(".html"), []).append(message)
     for name, (_, expected) in PROBLEMS.items():
         assert any(expected in m for m in by_page.get(name, [])), (name, by_page.get(name))
-    assert set(by_page) <= set(PROBLEMS), by_page  # index, other and scrolling pass
+    (redirect,) = by_page.pop("redirect")
+    assert redirect.startswith("redirect: broken link to ") and "(no file gone.html)" in redirect, redirect
+    assert set(by_page) <= set(PROBLEMS), by_page  # index, other, scrolling and forward pass
 
 
 def test_answer_boxes_stay_short_and_the_landing_page_answers_on_a_phone_s_first_screen():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import re
 import shutil
 import sys
 import threading
@@ -57,7 +58,6 @@ async () => {
     .map(el => el.getAttribute('data-mjx-error') || el.textContent.slice(0, 60));
   const images = Array.from(document.images).filter(img => !img.complete || img.naturalWidth === 0).map(img => img.src);
   const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
-  // document.body is null for an instant on the root page, which only redirects
   const article = document.querySelector('article') || document.body || document.documentElement;
   const prose = article.cloneNode(true);
   prose.querySelectorAll('pre, code, script, style, .highlight').forEach(el => el.remove());
@@ -194,6 +194,28 @@ class _IdCollector(HTMLParser):
                 self.ids.add(value)
 
 
+class _RefreshFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.target: str | None = None
+
+    def handle_starttag(self, tag, attrs) -> None:
+        attrs = dict(attrs)
+        if tag == "meta" and (attrs.get("http-equiv") or "").lower() == "refresh":
+            match = re.search(r"url\s*=\s*['\"]?([^'\"]+)", attrs.get("content") or "", re.IGNORECASE)
+            if match:
+                self.target = match.group(1).strip()
+
+
+def _redirect(path: Path) -> str | None:
+    """The target of a page that only forwards (a meta refresh, like the root index.html), else None.
+
+    Such a page navigates away on its own while it is being probed, so it is checked by its target alone."""
+    parser = _RefreshFinder()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return parser.target
+
+
 @functools.cache
 def _anchors(path: Path) -> frozenset[str]:
     parser = _IdCollector()
@@ -230,17 +252,7 @@ def _link_problem(root: Path, base: str, href: str) -> str | None:
 
 
 def _probe(page) -> dict:
-    """Run PAGE_PROBE, waiting out a redirect (the root index.html forwards to the first chapter)."""
-    from playwright.sync_api import Error
-
-    for _ in range(10):
-        try:
-            return page.evaluate(PAGE_PROBE)
-        except Error as err:
-            if "context was destroyed" not in str(err):
-                raise
-            page.wait_for_timeout(300)
-            page.wait_for_load_state("load")
+    """Run PAGE_PROBE (it waits for MathJax)."""
     return page.evaluate(PAGE_PROBE)
 
 
@@ -259,6 +271,11 @@ def check_site(root: Path, chromium: str) -> list[str]:
             for path in _pages(root):
                 rel = path.relative_to(root).as_posix()
                 url = urljoin(base, rel)
+                target = _redirect(path)
+                if target is not None:
+                    problem = _link_problem(root, base, urljoin(url, target))
+                    problems += [f"{rel}: redirect: {problem}"] if problem else []
+                    continue
                 found: list[str] = []
                 page = browser.new_page()
                 page.on("pageerror", lambda exc, found=found: found.append(f"JavaScript error: {exc}"))
