@@ -501,6 +501,7 @@ numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexit
 numbers |= a6.design_numbers()
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
 numbers |= a6.seed_numbers(pretrained_grid)
+numbers |= a6.edge_numbers(pretrained_grid) | a6.edge_numbers(larger_grid, "large") | a6.edge_numbers(grid, "")
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
 numbers |= a6.projection_numbers(projection) | a6.projection_numbers(pre_projection, "pre_proj")
 numbers |= a6.matched_numbers(pre_matched) | a6.frontier_numbers(pre_all_points)

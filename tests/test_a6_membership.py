@@ -265,6 +265,7 @@ def test_the_chapter_on_tiny_results(results):
     records = a6.load_grid(SCALE)
     frame = a6.grid_frame(records)
     assert len(frame) == 4 and set(frame["variant"]) == {"full", "adapter", "lora-r8", "lora-r16"}
+    assert (frame["lr_at_edge"] == (frame["lr_edge"] != "")).all() and set(frame["lr_edge"]) <= {"top", "bottom", ""}
     summary = a6.grid_summary(frame)
     assert (summary["seeds"] == 1).all() and summary["auc"].between(0, 1).all()
     attacks = a6.attack_table(summary)
@@ -601,11 +602,44 @@ def test_a_perplexity_order_is_unresolved_when_the_seeds_disagree():
     one_seed = a6.table1_checks(summary, "d")["A-6.rank"]  # no interval: the ratio of the means decides
     ppl = next(c for c in one_seed if "PPL" in c.name)
     assert ppl.interval is None and ppl.measured == pytest.approx(math.log(16.7 / 21.0), abs=1e-5) and not ppl.passed
-    grid = pd.DataFrame({"dataset": "enron", "variant": ["lora-r16"], "seed": [1], "ppl": [17.38], "auc": [0.8716]})
+    grid = pd.DataFrame(
+        {"dataset": "enron", "variant": ["lora-r16"], "seed": [1], "ppl": [17.38], "auc": [0.8716], "lr": [3e-4]}
+    )
     assert a6.seed_numbers(grid) == {
         "a6_membership_pre_enron_lorar16_s1_auc": 0.872,
+        "a6_membership_pre_enron_lorar16_s1_lr": 3e-4,
         "a6_membership_pre_enron_lorar16_s1_ppl": 17.38,
     }
+
+
+def test_where_the_chosen_rates_lie_is_counted_from_the_runs():
+    """The text's 'chose the top of its grid on 2 of its 2 seeds' and 'inside its grid' are counted from each run's
+    own sweep: which end of the grid its chosen rate lies at, per corpus and method, per corpus and per method."""
+    sweep = [{"lr": lr, "validation_perplexity": 1.0} for lr in (1e-4, 3e-4, 1e-3)]
+    assert a6._edge({"at_grid_edge": True, "chosen": 1e-3, "sweep": sweep}) == "top"
+    assert a6._edge({"at_grid_edge": True, "chosen": 1e-4, "sweep": sweep}) == "bottom"
+    assert a6._edge({"at_grid_edge": False, "chosen": 3e-4, "sweep": sweep}) == ""
+    runs = [
+        ("enron", "adapter", 0, 1e-3, "top"),
+        ("enron", "adapter", 1, 1e-3, "top"),
+        ("ptb", "adapter-sgd", 0, 0.1, ""),
+        ("ptb", "adapter-sgd", 1, 0.03, "bottom"),
+        ("ptb", "adapter", 0, 3e-4, ""),
+    ]
+    grid = pd.DataFrame(runs, columns=["dataset", "variant", "seed", "lr", "lr_edge"])
+    numbers = {k.removeprefix("a6_membership_"): v for k, v in a6.edge_numbers(grid).items()}
+    assert {k: v for k, v in numbers.items() if k.startswith("pre_enron_adapter_")} == {
+        "pre_enron_adapter_lr_top": 2,
+        "pre_enron_adapter_lr_bottom": 0,
+        "pre_enron_adapter_lr_inside": 0,
+        "pre_enron_adapter_lr_runs": 2,
+        "pre_enron_adapter_lr_rates": 1,
+    }
+    assert numbers["pre_ptb_adaptersgd_lr_bottom"] == 1 and numbers["pre_ptb_adaptersgd_lr_rates"] == 2
+    assert numbers["pre_ptb_lr_inside"] == 2 and numbers["pre_ptb_lr_runs"] == 3  # per corpus
+    assert numbers["pre_adapter_lr_top"] == 2 and numbers["pre_adapter_lr_runs"] == 3  # per method
+    toy = a6.edge_numbers(grid.assign(dataset="synthetic-email"), "")
+    assert toy["a6_membership_email_adapter_lr_top"] == 2  # the default scale's short names, no prefix
 
 
 def test_a_scale_whose_frontier_has_only_its_base_gives_empty_tables_that_decide_nothing():

@@ -133,6 +133,13 @@ def _rate(entry: dict) -> float:
     return entry["value"] if entry["resolvable"] else np.nan
 
 
+def _edge(selection: dict) -> str:
+    """Which end of its grid a run's chosen rate lies at, ``"top"`` or ``"bottom"``, else ``""`` (inside)."""
+    if not selection["at_grid_edge"]:
+        return ""
+    return "top" if selection["chosen"] == max(r["lr"] for r in selection["sweep"]) else "bottom"
+
+
 def grid_frame(records: list[dict]) -> pd.DataFrame:
     """One row per finished cell: perplexity, each attack's AUC, eq. 24's TPRs, the chosen rate, epsilon."""
     rows = []
@@ -157,6 +164,7 @@ def grid_frame(records: list[dict]) -> pd.DataFrame:
                 "nonmembers": m["texts"]["nonmembers"],
                 "lr": m["lr_selection"]["chosen"],
                 "lr_at_edge": m["lr_selection"]["at_grid_edge"],
+                "lr_edge": _edge(m["lr_selection"]),
                 "params": m["training"].get("trainable_parameters", np.nan),
                 "epsilon": m["training"].get("epsilon", np.nan) if m["training"].get("epsilon") is not None else np.nan,
             }
@@ -1494,14 +1502,46 @@ def scale_numbers(
     return {**quoted_numbers(KEY, others), **quoted_numbers(KEY, perplexities, digits=4)}
 
 
+def edge_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, int]:
+    """Where the chosen learning rates lie, counted from the runs (``grid``: one row per run, as :func:`grid_frame`),
+    for the text that says so: ``..._lr_top``, ``..._lr_bottom`` and ``..._lr_inside`` (runs whose rate lies at the
+    grid's top, its bottom, or inside it) and ``..._lr_runs``, keyed ``<prefix>_<dataset>_<variant>`` per corpus and
+    method (with ``..._lr_rates``, the distinct rates its seeds chose), ``<prefix>_<dataset>`` per corpus and
+    ``<prefix>_<variant>`` per method.  The default scale (no prefix) shortens its datasets' names as elsewhere."""
+
+    def counts(tag: str, runs: pd.DataFrame) -> dict[str, int]:
+        edge = runs["lr_edge"]
+        return {
+            f"{tag}_top": int((edge == "top").sum()),
+            f"{tag}_bottom": int((edge == "bottom").sum()),
+            f"{tag}_inside": int((edge == "").sum()),
+            f"{tag}_runs": len(runs),
+        }
+
+    def name(*parts: str) -> str:
+        return "_".join(p.replace("-", "") for p in (prefix, *parts, "lr") if p)
+
+    numbers: dict[str, int] = {}
+    for (d, v), runs in grid.groupby(["dataset", "variant"], sort=False):
+        tag = name(SHORT.get(d, d), v)
+        numbers |= counts(tag, runs) | {f"{tag}_rates": int(runs["lr"].nunique())}
+    for d, runs in grid.groupby("dataset", sort=False):
+        numbers |= counts(name(SHORT.get(d, d)), runs)
+    for v, runs in grid.groupby("variant", sort=False):
+        numbers |= counts(name(v), runs)
+    return quoted_numbers(KEY, numbers)
+
+
 def seed_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
-    """Each run's own perplexity and eq. 24 AUC, for a text that tells the seeds apart, keyed
-    ``<prefix>_<dataset>_<variant>_s<seed>_ppl`` and ``..._auc`` (``grid``: one row per run, as :func:`grid_frame`)."""
+    """Each run's own perplexity, eq. 24 AUC and chosen learning rate, for a text that tells the seeds apart,
+    keyed ``<prefix>_<dataset>_<variant>_s<seed>_ppl``, ``..._auc`` and ``..._lr`` (``grid``: one row per run, as
+    :func:`grid_frame`)."""
     numbers, perplexities = {}, {}
     for _, row in grid.iterrows():
         tag = f"{prefix}_{row['dataset']}_{row['variant'].replace('-', '')}_s{int(row['seed'])}"
         perplexities[f"{tag}_ppl"] = row["ppl"]
         numbers[f"{tag}_auc"] = row["auc"]
+        numbers[f"{tag}_lr"] = row["lr"]
     return {**quoted_numbers(KEY, numbers), **quoted_numbers(KEY, perplexities, digits=4)}
 
 
@@ -1750,6 +1790,7 @@ __all__ = [
     "demote",
     "design_numbers",
     "difference_numbers",
+    "edge_numbers",
     "differences_display",
     "front_frame",
     "frontier_points",
