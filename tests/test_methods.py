@@ -35,6 +35,12 @@ def test_settings_enter_only_the_specs_of_the_methods_that_read_them():
     assert "dpsgd" not in specs.method_numerics("lora")
 
 
+def test_every_table_orders_the_methods_as_the_grid_and_puts_others_after_them():
+    assert [methods.position(n) for n in methods.GRID] == list(range(len(methods.GRID)))
+    last = max(methods.position(n) for n in methods.GRID)
+    assert methods.position("compressed") > last and methods.position("retired") > last  # never tied with one
+
+
 def test_an_unknown_method_is_one_clear_error():
     with pytest.raises(ValueError, match="unknown method 'qlora'; choose one of full"):
         methods.get("qlora")

@@ -90,6 +90,14 @@ REGISTRY: dict[str, Method] = {
 }
 GRID = tuple(name for name, m in REGISTRY.items() if m.grid)  # what the grid offers and fine_tune trains
 POSITION = {name: k for k, name in enumerate(GRID)}  # each method's place in every table of them
+
+
+def position(name: str) -> int:
+    """A method's place in a table of methods: its place in GRID, and after all of them for one the grid does not
+    offer (compressed DP-SGD, or a method no longer registered)."""
+    return POSITION.get(name, len(POSITION))
+
+
 RANKED = tuple(name for name in GRID if REGISTRY[name].ranked)
 WEIGHTS = ("all", "body", "adapted", "lora")
 TRAINERS = ("batch", "dp", "rowscale", "compressed")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ...store import read_arrays, read_record
-from ..engine.methods import POSITION
+from ..engine.methods import position
 
 ATTACK = "reference_attack"
 RATES = ("0.01", "0.001", "0.0001")
@@ -110,9 +110,7 @@ def summary_rows(records: list[dict]) -> list[dict]:
             prv, rdp = metrics["training"]["epsilon"], metrics["training"]["epsilon_rdp"]
             row["epsilon"] = f"{'-' if prv is None else f'{prv:.2f}'} (rdp {'-' if rdp is None else f'{rdp:.3g}'})"
         rows.append(row)
-    rows.sort(
-        key=lambda r: (r["scale"], r["dataset"], POSITION.get(r["method"], 9), str(r["rank"]).zfill(4), r["seed"])
-    )
+    rows.sort(key=lambda r: (r["scale"], r["dataset"], position(r["method"]), str(r["rank"]).zfill(4), r["seed"]))
     return rows
 
 
@@ -180,7 +178,7 @@ def method_rows(sourced: list[tuple[str, dict]]) -> list[dict]:
 
     def place(row: dict) -> tuple:
         method, _, rank = row["method"].partition(" r")
-        return row["source"], row["scale"], row["dataset"], POSITION.get(method, 9), int(rank or 0)
+        return row["source"], row["scale"], row["dataset"], position(method), int(rank or 0)
 
     return sorted(rows, key=place)
 
