@@ -1,6 +1,7 @@
 """The method registry: every method's entry is complete and drives the engine."""
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,3 +114,18 @@ def test_an_optimizer_override_that_contradicts_a_method_is_refused_before_any_t
         cli.main(["run", "--methods", "adapter,adaptersgd", "--optimizer", "adamw", "--datasets", "ptb"])
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--optimizer adamw: adaptersgd trains with sgd by definition; drop --optimizer or that method" in last
+    args = cli.build_parser().parse_args(["run", "--methods", "adapter", "--optimizer", "sgd", "--datasets", "ptb"])
+    for out, shared in (("results/published/projection/sgd", False), ("/tmp/x/results/published", True)):
+        args.out = Path(out)
+        if shared:
+            with pytest.raises(ValueError, match="give them an --out of their own"):
+                cli.check_run_arguments(args)
+        else:
+            cli.check_run_arguments(args)  # a folder of its own, as the projection targets use
+    args.optimizer, args.out = "adamw", Path("results/published")  # adapter's own optimiser: nothing changes
+    cli.check_run_arguments(args)
+    for out in ("results", "results/published", "results/pending/"):  # where adapter's own records lie
+        with pytest.raises(SystemExit):
+            cli.main(["run", "--methods", "adapter", "--optimizer", "sgd", "--datasets", "ptb", "--out", out])
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "--optimizer sgd: adapter would train with sgd, not its own adamw, and its records would lie" in last

@@ -83,7 +83,8 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
         "--optimizer",
         choices=["adamw", "sgd"],
         help="override the optimiser of every method that trains with AdamW (default: each method's own, AdamW but "
-        "for adaptersgd); the records go where the AdamW ones would, so give them an --out of their own",
+        "for adaptersgd); a method it changes needs an --out of its own, not results, results/published or "
+        "results/pending, where that method's own records lie",
     )
     run.add_argument("--lr", type=float, help="fix every method's learning rate (default: each method's sweep)")
     run.add_argument(
@@ -199,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _shared_out(out: Path) -> bool:
+    """Whether ``out`` is a results folder where each method's own records lie: results, results/published or
+    results/pending (wherever the checkout is), rather than a folder of its own like results/published/projection."""
+    parts = out.resolve().parts
+    return parts[-1:] == ("results",) or parts[-2:] in (("results", "published"), ("results", "pending"))
+
+
 def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple:
     """Every check that needs no torch; returns the scale and this shard's cells (every cell: ``sharded=False``)."""
     scale = get_scale(args.scale)
@@ -226,6 +234,14 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
         raise ValueError(
             f"--optimizer {optimizer}: {', '.join(bound)} trains with {REGISTRY[bound[0]].optimizer} by definition; "
             "drop --optimizer or that method"
+        )
+    changed = [name for name in methods if optimizer not in (None, REGISTRY[name].optimizer)]
+    out = getattr(args, "out", None)
+    if changed and out is not None and _shared_out(Path(out)):
+        raise ValueError(
+            f"--optimizer {optimizer}: {', '.join(changed)} would train with {optimizer}, not its own "
+            f"{REGISTRY[changed[0]].optimizer}, and its records would lie where that method's own do under {out}; "
+            "give them an --out of their own (as make results-a6-projection does)"
         )
     per_text = [name for name in methods if REGISTRY[name].per_text]
     if getattr(args, "accelerate", False) and per_text:
