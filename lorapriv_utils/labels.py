@@ -37,7 +37,7 @@ def variant(name: str) -> str:
         return name
     text = REGISTRY[match["method"]].label
     if match["rank"]:
-        text += f"{',' if ',' in text else ''} r={match['rank']}"  # "LoRA r=8", "LoRA, row-scaled, r=8"
+        text += f" r={match['rank']}"  # "LoRA r=8", "LoRA (row-scaled) r=8"
     if match["sigma"]:
         text += f", σ={float(match['sigma']):.3g}"
     if match["lr"]:

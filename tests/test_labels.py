@@ -12,14 +12,21 @@ from lorapriv_utils import labels
         ("lora-r8", "LoRA r=8"),
         ("dpsgd-r8-z0.0340207", "DP-SGD (LoRA) r=8, σ=0.034"),  # the multiplier in three significant digits
         ("dpsgd-r8-z1", "DP-SGD (LoRA) r=8, σ=1"),
-        ("rowscale-r8", "LoRA, row-scaled, r=8"),  # a label with a comma gets one before its rank too
+        ("rowscale-r8", "LoRA (row-scaled) r=8"),
         ("full", "full fine-tuning"),
-        ("lorafixed-r8", "LoRA-FA, fixed A, r=8"),
+        ("lorafixed-r8", "LoRA-FA (fixed A) r=8"),
         ("full-lr3e-05", "full fine-tuning, rate 3e-05 fixed"),  # an audit at a rate fixed by --lr
     ],
 )
 def test_variants_are_named_from_the_engine_s_registry(name, shown):
     assert labels.variant(name) == shown
+
+
+def test_no_method_s_label_holds_a_comma():
+    """The ledger and the chapters list methods comma-separated: "LoRA, row-scaled" would read as two methods."""
+    from lorapriv_utils.mia.engine.methods import REGISTRY
+
+    assert [m.label for m in REGISTRY.values() if "," in m.label] == []
 
 
 def test_unknown_names_and_other_values_pass_through():

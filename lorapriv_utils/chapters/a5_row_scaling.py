@@ -960,7 +960,7 @@ def load_larger_cost() -> dict:
 def cost_table(*costs: dict) -> pd.DataFrame:
     """Seconds per epoch and peak memory of plain LoRA, LoRA-FA and row-scaled LoRA-FA, each also as a ratio to
     LoRA-FA's (the baseline with the same frozen A), one row per method and measurement (one per scale's model)."""
-    names = (("lora", "LoRA (A and B trained)"), ("lorafa", "LoRA-FA (A frozen)"), ("rowscale", "LoRA-FA, row-scaled"))
+    names = (("lora", "LoRA (A and B trained)"), ("lorafa", "LoRA-FA (A frozen)"), ("rowscale", "LoRA-FA (row-scaled)"))
     rows = []
     for cost in costs:
         scale = cost.get("scale", "cpu-small")
