@@ -93,10 +93,11 @@ pretrained_summary = a6.grid_summary(pretrained_grid, seed_bases)
 larger = a6.load_grid(SCALES[a6.LARGER])
 larger_grid = a6.grid_frame(larger)
 larger_summary = a6.grid_summary(larger_grid)
+pretrained_intervals = a6.grid_intervals(pretrained, pretrained_scale)
 overview = display_table(
     a6.table1_overview(
         [
-            (pretrained_summary, a6.grid_intervals(pretrained, pretrained_scale), pretrained_scale),
+            (pretrained_summary, pretrained_intervals, pretrained_scale),
             (larger_summary, a6.grid_intervals(larger, SCALES[a6.LARGER]), SCALES[a6.LARGER]),
             (summary, a6.grid_intervals(records, scale), scale),
         ]
@@ -500,7 +501,7 @@ plots.save_figure(pre_frontier_fig, "a6_frontier_pretrained")
 numbers = a6.key_numbers(summary, matched_by_baseline, trends, a6.base_perplexity(curves)) | a6.model_numbers(scale)
 numbers |= a6.design_numbers()
 numbers |= a6.scale_numbers(larger_summary) | a6.scale_numbers(pretrained_summary, "pre", pretrained_base)
-numbers |= a6.seed_numbers(pretrained_grid)
+numbers |= a6.seed_numbers(pretrained_grid) | a6.interval_numbers(pretrained_intervals)
 numbers |= a6.edge_numbers(pretrained_grid) | a6.edge_numbers(larger_grid, "large") | a6.edge_numbers(grid, "")
 numbers |= a6.difference_numbers(differences[scale.name]) | a6.difference_numbers(differences[a6.PRETRAINED], "pre")
 numbers |= a6.projection_numbers(projection) | a6.projection_numbers(pre_projection, "pre_proj")

@@ -612,6 +612,20 @@ def test_a_perplexity_order_is_unresolved_when_the_seeds_disagree():
     }
 
 
+def test_the_intervals_other_pages_quote_are_the_grid_s_own():
+    intervals = pd.DataFrame(
+        [("enron", "lorafa-r8", 2, 0.82754, 0.79121, 0.86063, 0.1125, 0.06, 0.235)],
+        columns=["dataset", "variant", "seeds", "auc", "auc_low", "auc_high", "tpr1", "tpr1_low", "tpr1_high"],
+    )
+    assert a6.interval_numbers(intervals) == {
+        "a6_membership_pre_enron_lorafar8_tpr1": 0.113,
+        "a6_membership_pre_enron_lorafar8_auc_ci_low": 0.791,
+        "a6_membership_pre_enron_lorafar8_auc_ci_high": 0.861,
+        "a6_membership_pre_enron_lorafar8_tpr1_ci_low": 0.06,
+        "a6_membership_pre_enron_lorafar8_tpr1_ci_high": 0.235,
+    }
+
+
 def test_where_the_chosen_rates_lie_is_counted_from_the_runs():
     """The text's 'chose the top of its grid on 2 of its 2 seeds' and 'inside its grid' are counted from each run's
     own sweep: which end of the grid its chosen rate lies at, per corpus and method, per corpus and per method."""

@@ -1532,6 +1532,20 @@ def edge_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, int]:
     return quoted_numbers(KEY, numbers)
 
 
+def interval_numbers(intervals: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
+    """:func:`grid_intervals` as numbers other pages quote, keyed ``<prefix>_<dataset>_<variant>_auc_ci_low`` and
+    ``..._auc_ci_high`` (eq. 24's AUC, the 95% interval over seeds and texts), the same for ``tpr1``, and ``..._tpr1``,
+    the TPR at 1% FPR itself (the AUC itself is :func:`scale_numbers`' ``..._auc``, the same mean)."""
+    numbers = {}
+    for _, row in intervals.iterrows():
+        tag = f"{prefix}_{row['dataset']}_{row['variant'].replace('-', '')}"
+        numbers[f"{tag}_tpr1"] = row["tpr1"]
+        for metric in ("auc", "tpr1"):
+            for end in ("low", "high"):
+                numbers[f"{tag}_{metric}_ci_{end}"] = row[f"{metric}_{end}"]
+    return quoted_numbers(KEY, numbers)
+
+
 def seed_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
     """Each run's own perplexity, eq. 24 AUC and chosen learning rate, for a text that tells the seeds apart,
     keyed ``<prefix>_<dataset>_<variant>_s<seed>_ppl``, ``..._auc`` and ``..._lr`` (``grid``: one row per run, as
@@ -1806,6 +1820,7 @@ __all__ = [
     "grid_differences",
     "grid_frame",
     "grid_summary",
+    "interval_numbers",
     "key_numbers",
     "lira_numbers",
     "load_bases",
