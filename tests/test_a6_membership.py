@@ -626,6 +626,15 @@ def test_the_intervals_other_pages_quote_are_the_grid_s_own():
     }
 
 
+def test_the_seed_by_seed_rate_facts_the_page_states_hold_in_the_committed_records():
+    """What the page says of single seeds, which a count cannot carry: LoRA r = 16 on Enron chose one rate on both
+    seeds (they disagree in outcome, not in rate); the SGD adapter on Penn Treebank chose its grid's bottom on seed 1
+    only.  A rerun that changes either fails here, pointing at the sentence to rewrite."""
+    grid = a6.grid_frame(a6.load_grid(SCALES[a6.PRETRAINED])).set_index(["dataset", "variant", "seed"]).sort_index()
+    assert grid.loc[("enron", "lora-r16"), "lr"].nunique() == 1
+    assert grid.loc[("ptb", "adaptersgd"), "lr_edge"].to_dict() == {0: "", 1: "bottom"}
+
+
 def test_where_the_chosen_rates_lie_is_counted_from_the_runs():
     """The text's 'chose the top of its grid on 2 of its 2 seeds' and 'inside its grid' are counted from each run's
     own sweep: which end of the grid its chosen rate lies at, per corpus and method, per corpus and per method."""
