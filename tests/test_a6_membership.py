@@ -265,7 +265,8 @@ def test_the_chapter_on_tiny_results(results):
     records = a6.load_grid(SCALE)
     frame = a6.grid_frame(records)
     assert len(frame) == 4 and set(frame["variant"]) == {"full", "adapter", "lora-r8", "lora-r16"}
-    assert (frame["lr_at_edge"] == (frame["lr_edge"] != "")).all() and set(frame["lr_edge"]) <= {"top", "bottom", ""}
+    edges = frame["lr_edge"]
+    assert (frame["lr_at_edge"] == edges.isin(["top", "bottom"])).all() and set(edges) <= {"top", "bottom", "", "fixed"}
     summary = a6.grid_summary(frame)
     assert (summary["seeds"] == 1).all() and summary["auc"].between(0, 1).all()
     attacks = a6.attack_table(summary)
@@ -619,11 +620,14 @@ def test_the_intervals_other_pages_quote_are_the_grid_s_own():
     )
     assert a6.interval_numbers(intervals) == {
         "a6_membership_pre_enron_lorafar8_tpr1": 0.113,
+        "a6_membership_pre_enron_lorafar8_seeds": 2,
         "a6_membership_pre_enron_lorafar8_auc_ci_low": 0.791,
         "a6_membership_pre_enron_lorafar8_auc_ci_high": 0.861,
         "a6_membership_pre_enron_lorafar8_tpr1_ci_low": 0.06,
         "a6_membership_pre_enron_lorafar8_tpr1_ci_high": 0.235,
     }
+    unresolved = intervals.assign(tpr1=np.nan, tpr1_low=np.nan, tpr1_high=np.nan)  # too few non-members
+    assert not any("tpr1" in k for k in a6.interval_numbers(unresolved))
 
 
 def test_the_seed_by_seed_rate_facts_the_page_states_hold_in_the_committed_records():
@@ -642,12 +646,14 @@ def test_where_the_chosen_rates_lie_is_counted_from_the_runs():
     assert a6._edge({"at_grid_edge": True, "chosen": 1e-3, "sweep": sweep}) == "top"
     assert a6._edge({"at_grid_edge": True, "chosen": 1e-4, "sweep": sweep}) == "bottom"
     assert a6._edge({"at_grid_edge": False, "chosen": 3e-4, "sweep": sweep}) == ""
+    assert a6._edge({"at_grid_edge": False, "chosen": 3e-4, "sweep": sweep[1:2]}) == "fixed"  # --lr: no inside
     runs = [
         ("enron", "adapter", 0, 1e-3, "top"),
         ("enron", "adapter", 1, 1e-3, "top"),
         ("ptb", "adapter-sgd", 0, 0.1, ""),
         ("ptb", "adapter-sgd", 1, 0.03, "bottom"),
         ("ptb", "adapter", 0, 3e-4, ""),
+        ("ptb", "full", 0, 1e-4, "fixed"),  # a rate fixed by --lr: neither inside nor at an edge
     ]
     grid = pd.DataFrame(runs, columns=["dataset", "variant", "seed", "lr", "lr_edge"])
     numbers = {k.removeprefix("a6_membership_"): v for k, v in a6.edge_numbers(grid).items()}
@@ -659,7 +665,7 @@ def test_where_the_chosen_rates_lie_is_counted_from_the_runs():
         "pre_enron_adapter_lr_rates": 1,
     }
     assert numbers["pre_ptb_adaptersgd_lr_bottom"] == 1 and numbers["pre_ptb_adaptersgd_lr_rates"] == 2
-    assert numbers["pre_ptb_lr_inside"] == 2 and numbers["pre_ptb_lr_runs"] == 3  # per corpus
+    assert numbers["pre_ptb_lr_inside"] == 2 and numbers["pre_ptb_lr_runs"] == 4  # per corpus
     assert numbers["pre_adapter_lr_top"] == 2 and numbers["pre_adapter_lr_runs"] == 3  # per method
     toy = a6.edge_numbers(grid.assign(dataset="synthetic-email"), "")
     assert toy["a6_membership_email_adapter_lr_top"] == 2  # the default scale's short names, no prefix

@@ -85,6 +85,7 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
     # pages that only forward (like the root index.html) navigate away while probed: they are judged by their target
     (site / "forward.html").write_text(REDIRECT.format("other.html"))
     (site / "redirect.html").write_text(REDIRECT.format("gone.html"))
+    (site / "loop.html").write_text(REDIRECT.format("loop.html"))
     problems = check_html.check_site(site, CHROMIUM)
     by_page: dict[str, list[str]] = {}
     for problem in problems:
@@ -94,7 +95,29 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
         assert any(expected in m for m in by_page.get(name, [])), (name, by_page.get(name))
     (redirect,) = by_page.pop("redirect")
     assert redirect.startswith("redirect: broken link to ") and "(no file gone.html)" in redirect, redirect
+    assert by_page.pop("loop") == ["redirect: forwards to itself"]
     assert set(by_page) <= set(PROBLEMS), by_page  # index, other, scrolling and forward pass
+
+
+@pytest.mark.parametrize(
+    ("content", "target"),
+    [
+        ("0; url=book/intro.html", "book/intro.html"),  # what Sphinx's external TOC writes
+        ("0;URL='a.html'", "a.html"),
+        ("0, a.html", "a.html"),  # the target without "url="
+        ("30; url=a.html", None),  # a page shown for 30 s first is a page, probed as one
+        ("5", None),  # a reload, no target
+        ("soon", None),
+    ],
+)
+def test_a_page_forwards_only_at_once_and_to_a_target(tmp_path, content, target):
+    page = tmp_path / "p.html"
+    page.write_text(f'<html><head><meta http-equiv="refresh" content="{content}"></head><body>x</body></html>')
+    assert check_html._redirect(page) == target
+    page.write_text(REDIRECT.format("first.html").replace("</head>", '<meta http-equiv="Refresh" content="0; url=b">'))
+    assert check_html._redirect(page) == "first.html"  # the browser obeys the first
+    page.write_text(GOOD)
+    assert check_html._redirect(page) is None
 
 
 def test_answer_boxes_stay_short_and_the_landing_page_answers_on_a_phone_s_first_screen():

@@ -12,6 +12,8 @@ from lorapriv_utils.mia.experiments import grid
 from lorapriv_utils.mia.records import specs
 from lorapriv_utils.scale import SCALES, EngineScale
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 def test_every_entry_names_real_components_weights_trainers_and_settings():
     engine_fields = {f.name for f in dataclasses.fields(EngineScale)}
@@ -105,7 +107,7 @@ def test_a_method_that_trains_with_sgd_sweeps_the_scales_sgd_rates_and_cannot_be
         finetune.fine_tune(model, "adaptersgd", np.zeros((2, 4), dtype=np.int64), TrainConfig(1, 0.1, 2))
 
 
-def test_an_optimizer_override_that_contradicts_a_method_is_refused_before_any_training(capsys):
+def test_an_optimizer_override_that_contradicts_a_method_is_refused_before_any_training(capsys, monkeypatch, tmp_path):
     from lorapriv_utils.mia import cli
     from lorapriv_utils.mia.engine.training import OPTIMIZERS
 
@@ -114,18 +116,22 @@ def test_an_optimizer_override_that_contradicts_a_method_is_refused_before_any_t
         cli.main(["run", "--methods", "adapter,adaptersgd", "--optimizer", "adamw", "--datasets", "ptb"])
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "--optimizer adamw: adaptersgd trains with sgd by definition; drop --optimizer or that method" in last
+    monkeypatch.chdir(REPO / "notebooks")  # inside the book: its own results folders are the book's
+    assert cli._shared_out(REPO / "results" / "published") and not cli._shared_out(REPO / "results" / "other")
+    monkeypatch.chdir(tmp_path)  # the folders the checks create lie here
+    for out in ("results", "./results/published/", "results/pending"):
+        assert cli._shared_out(Path(out)), out  # where adapter's own records lie
+    for out in ("results/published/projection/sgd", "elsewhere/results", "results/published/other"):
+        assert not cli._shared_out(Path(out)), out  # folders of their own
     args = cli.build_parser().parse_args(["run", "--methods", "adapter", "--optimizer", "sgd", "--datasets", "ptb"])
-    for out, shared in (("results/published/projection/sgd", False), ("/tmp/x/results/published", True)):
-        args.out = Path(out)
-        if shared:
-            with pytest.raises(ValueError, match="give them an --out of their own"):
-                cli.check_run_arguments(args)
-        else:
-            cli.check_run_arguments(args)  # a folder of its own, as the projection targets use
+    args.out = Path("results/published")
+    with pytest.raises(ValueError, match="give them an --out of their own"):
+        cli.check_run_arguments(args)
+    args.out = Path("results/published/projection/sgd")
+    cli.check_run_arguments(args)  # a folder of its own, as the projection targets use
     args.optimizer, args.out = "adamw", Path("results/published")  # adapter's own optimiser: nothing changes
     cli.check_run_arguments(args)
-    for out in ("results", "results/published", "results/pending/"):  # where adapter's own records lie
-        with pytest.raises(SystemExit):
-            cli.main(["run", "--methods", "adapter", "--optimizer", "sgd", "--datasets", "ptb", "--out", out])
-        last = capsys.readouterr().err.strip().splitlines()[-1]
-        assert "--optimizer sgd: adapter would train with sgd, not its own adamw, and its records would lie" in last
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--methods", "adapter", "--optimizer", "sgd", "--datasets", "ptb"])  # the default, results
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--optimizer sgd: adapter would train with sgd, not its own adamw, and its records would lie" in last

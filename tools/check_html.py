@@ -194,26 +194,30 @@ class _IdCollector(HTMLParser):
                 self.ids.add(value)
 
 
+# a meta refresh's content: a delay in seconds, then optionally the target, with or without "url="
+REFRESH = re.compile(r"\s*(\d+)[\d.]*\s*(?:[;,]\s*(?:url\s*=\s*)?(['\"]?)(.*?)\2)?\s*$", re.IGNORECASE)
+
+
 class _RefreshFinder(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
-        self.target: str | None = None
+        self.refresh: str | None = None
 
     def handle_starttag(self, tag, attrs) -> None:
         attrs = dict(attrs)
-        if tag == "meta" and (attrs.get("http-equiv") or "").lower() == "refresh":
-            match = re.search(r"url\s*=\s*['\"]?([^'\"]+)", attrs.get("content") or "", re.IGNORECASE)
-            if match:
-                self.target = match.group(1).strip()
+        if tag == "meta" and (attrs.get("http-equiv") or "").lower() == "refresh" and self.refresh is None:
+            self.refresh = attrs.get("content") or ""  # the browser obeys the first
 
 
 def _redirect(path: Path) -> str | None:
-    """The target of a page that only forwards (a meta refresh, like the root index.html), else None.
-
-    Such a page navigates away on its own while it is being probed, so it is checked by its target alone."""
+    """The target of a page that only forwards, at once (a meta refresh with delay 0, like the root index.html),
+    else None.  Such a page navigates away on its own while it is probed, so it is judged by its target alone."""
     parser = _RefreshFinder()
     parser.feed(path.read_text(encoding="utf-8", errors="replace"))
-    return parser.target
+    match = REFRESH.fullmatch(parser.refresh or "")
+    if match is None or int(match.group(1)) != 0 or not match.group(3):
+        return None
+    return match.group(3).strip()
 
 
 @functools.cache
@@ -251,11 +255,6 @@ def _link_problem(root: Path, base: str, href: str) -> str | None:
     return None
 
 
-def _probe(page) -> dict:
-    """Run PAGE_PROBE (it waits for MathJax)."""
-    return page.evaluate(PAGE_PROBE)
-
-
 def check_site(root: Path, chromium: str) -> list[str]:
     """All problems found on all pages under ``root``, as readable one-line messages."""
     from playwright.sync_api import sync_playwright
@@ -272,8 +271,11 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 rel = path.relative_to(root).as_posix()
                 url = urljoin(base, rel)
                 target = _redirect(path)
-                if target is not None:
-                    problem = _link_problem(root, base, urljoin(url, target))
+                if target is not None:  # another host is not followed offline, as for links
+                    forward = urljoin(url, target)
+                    problem = (
+                        "forwards to itself" if forward.split("#")[0] == url else _link_problem(root, base, forward)
+                    )
                     problems += [f"{rel}: redirect: {problem}"] if problem else []
                     continue
                 found: list[str] = []
@@ -297,7 +299,7 @@ def check_site(root: Path, chromium: str) -> list[str]:
                     ),
                 )
                 page.goto(url, wait_until="load")
-                probe = _probe(page)
+                probe = page.evaluate(PAGE_PROBE)
                 anonymous = page.evaluate(BADGE_PROBE)
                 if anonymous:
                     found.append(f"{len(anonymous)} verdict badges name no claim: {', '.join(anonymous[:3])}")
@@ -349,7 +351,7 @@ def screenshots(root: Path, chromium: str, out: Path) -> list[str]:
                 for device, size in (("desktop", DESKTOP), ("phone", PHONE)):
                     page = browser.new_page(viewport=size)
                     page.goto(urljoin(base, rel), wait_until="load")
-                    _probe(page)  # waits for MathJax
+                    page.evaluate(PAGE_PROBE)  # waits for MathJax
                     page.screenshot(path=str(out / f"{name}-{device}.png"))
                     overflow = page.evaluate(OVERFLOW_PROBE)
                     if overflow is not None:

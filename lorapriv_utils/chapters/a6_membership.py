@@ -28,7 +28,7 @@ from ..labels import CORPORA
 from ..labels import variant as variant_label
 from ..ledger import Check, Claim, check_bound
 from ..mia.attacks.matching import UTILITY_MATCH
-from ..mia.engine.methods import GRID, POSITION
+from ..mia.engine.methods import position
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 
@@ -134,7 +134,10 @@ def _rate(entry: dict) -> float:
 
 
 def _edge(selection: dict) -> str:
-    """Which end of its grid a run's chosen rate lies at, ``"top"`` or ``"bottom"``, else ``""`` (inside)."""
+    """Which end of its grid a run's chosen rate lies at, ``"top"`` or ``"bottom"``; ``"fixed"`` where it swept one
+    rate (``--lr``), which has no inside; else ``""`` (inside)."""
+    if len(selection["sweep"]) == 1:
+        return "fixed"
     if not selection["at_grid_edge"]:
         return ""
     return "top" if selection["chosen"] == max(r["lr"] for r in selection["sweep"]) else "bottom"
@@ -170,7 +173,7 @@ def grid_frame(records: list[dict]) -> pd.DataFrame:
             }
         )
     frame = pd.DataFrame(rows)
-    frame["order"] = frame["method"].map(POSITION)
+    frame["order"] = frame["method"].map(position)
     return frame.sort_values(["dataset", "order", "variant", "seed"]).drop(columns="order").reset_index(drop=True)
 
 
@@ -1535,15 +1538,17 @@ def edge_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, int]:
 def interval_numbers(intervals: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
     """:func:`grid_intervals` as numbers other pages quote, keyed ``<prefix>_<dataset>_<variant>_auc_ci_low`` and
     ``..._auc_ci_high`` (eq. 24's AUC, the 95% interval over seeds and texts), the same for ``tpr1``, and ``..._tpr1``,
-    the TPR at 1% FPR itself (the AUC itself is :func:`scale_numbers`' ``..._auc``, the same mean)."""
+    the TPR at 1% FPR itself (the AUC itself is :func:`scale_numbers`' ``..._auc``, the same mean), and ``..._seeds``
+    behind them; a value the texts cannot resolve is left out."""
     numbers = {}
     for _, row in intervals.iterrows():
         tag = f"{prefix}_{row['dataset']}_{row['variant'].replace('-', '')}"
         numbers[f"{tag}_tpr1"] = row["tpr1"]
+        numbers[f"{tag}_seeds"] = row["seeds"]
         for metric in ("auc", "tpr1"):
             for end in ("low", "high"):
                 numbers[f"{tag}_{metric}_ci_{end}"] = row[f"{metric}_{end}"]
-    return quoted_numbers(KEY, numbers)
+    return quoted_numbers(KEY, {k: v for k, v in numbers.items() if math.isfinite(v)})  # a TPR unresolved: none
 
 
 def seed_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
@@ -1958,7 +1963,7 @@ def lira_table(records: list[dict], scale: Scale, seed: int = 0) -> pd.DataFrame
     if not rows:
         raise FileNotFoundError(f"no LiRA references under {results_dir(scale)}; compute them with: {LIRA_COMMAND}")
     frame = pd.DataFrame(rows)
-    frame["order"] = frame["variant"].map(lambda v: GRID.index(v.split("-")[0]))
+    frame["order"] = frame["variant"].map(lambda v: position(v.split("-")[0]))
     return rounded_frame(
         frame.sort_values(["dataset", "order", "variant"]).drop(columns="order").reset_index(drop=True), 4
     )
@@ -1986,7 +1991,7 @@ def roc_curves(records: list[dict], dataset: str, seed: int, scale: Scale) -> tu
     texts = part_texts(dataset, seed, scale, chosen[0]["manifest"]["split_hashes"])
     curves: dict = {}
     signals: dict = {}
-    for record in sorted(chosen, key=lambda r: GRID.index(r["manifest"]["cell"]["method"])):
+    for record in sorted(chosen, key=lambda r: position(r["manifest"]["cell"]["method"])):
         cell = Cell(**record["manifest"]["cell"])
         scores = cell_scores(record, scale)
         name = variant_name(cell.method, cell.rank)

@@ -84,7 +84,7 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
         choices=["adamw", "sgd"],
         help="override the optimiser of every method that trains with AdamW (default: each method's own, AdamW but "
         "for adaptersgd); a method it changes needs an --out of its own, not results, results/published or "
-        "results/pending, where that method's own records lie",
+        "results/pending (here or in the book), where that method's own records lie",
     )
     run.add_argument("--lr", type=float, help="fix every method's learning rate (default: each method's sweep)")
     run.add_argument(
@@ -200,11 +200,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SHARED_OUTS = ("results", "results/published", "results/pending")  # where each method's own records lie
+
+
 def _shared_out(out: Path) -> bool:
-    """Whether ``out`` is a results folder where each method's own records lie: results, results/published or
-    results/pending (wherever the checkout is), rather than a folder of its own like results/published/projection."""
-    parts = out.resolve().parts
-    return parts[-1:] == ("results",) or parts[-2:] in (("results", "published"), ("results", "pending"))
+    """Whether ``out`` is one of SHARED_OUTS, of the working directory (the default --out is relative to it) or of
+    the book the chapters read, rather than a folder of its own like results/published/projection/sgd."""
+    from ..ledger import ledger_dir
+
+    roots = {Path.cwd()}
+    try:
+        roots.add(ledger_dir().parent)
+    except FileNotFoundError:  # run outside any checkout: only the working directory's folders
+        pass
+    return os.path.abspath(out) in {os.path.abspath(root / folder) for root in roots for folder in SHARED_OUTS}
 
 
 def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple:
