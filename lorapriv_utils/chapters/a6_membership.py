@@ -1510,7 +1510,7 @@ def edge_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, int]:
     for the text that says so: ``..._lr_top``, ``..._lr_bottom`` and ``..._lr_inside`` (runs whose rate lies at the
     grid's top, its bottom, or inside it) and ``..._lr_runs``, keyed ``<prefix>_<dataset>_<variant>`` per corpus and
     method (with ``..._lr_rates``, the distinct rates its seeds chose), ``<prefix>_<dataset>`` per corpus and
-    ``<prefix>_<variant>`` per method.  The default scale (no prefix) shortens its datasets' names as elsewhere."""
+    ``<prefix>_<variant>`` per method, each dataset by its short name (:func:`_short`), as in every key."""
 
     def counts(tag: str, runs: pd.DataFrame) -> dict[str, int]:
         edge = runs["lr_edge"]
@@ -1526,10 +1526,10 @@ def edge_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, int]:
 
     numbers: dict[str, int] = {}
     for (d, v), runs in grid.groupby(["dataset", "variant"], sort=False):
-        tag = name(SHORT.get(d, d), v)
+        tag = name(_short(d), v)
         numbers |= counts(tag, runs) | {f"{tag}_rates": int(runs["lr"].nunique())}
     for d, runs in grid.groupby("dataset", sort=False):
-        numbers |= counts(name(SHORT.get(d, d)), runs)
+        numbers |= counts(name(_short(d)), runs)
     for v, runs in grid.groupby("variant", sort=False):
         numbers |= counts(name(v), runs)
     return quoted_numbers(KEY, numbers)
@@ -1542,7 +1542,7 @@ def interval_numbers(intervals: pd.DataFrame, prefix: str = "pre") -> dict[str, 
     behind them; a value the texts cannot resolve is left out."""
     numbers = {}
     for _, row in intervals.iterrows():
-        tag = f"{prefix}_{row['dataset']}_{row['variant'].replace('-', '')}"
+        tag = f"{prefix}_{_short(row['dataset'])}_{row['variant'].replace('-', '')}"
         numbers[f"{tag}_tpr1"] = row["tpr1"]
         numbers[f"{tag}_seeds"] = row["seeds"]
         for metric in ("auc", "tpr1"):
@@ -1557,7 +1557,7 @@ def seed_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
     :func:`grid_frame`)."""
     numbers, perplexities = {}, {}
     for _, row in grid.iterrows():
-        tag = f"{prefix}_{row['dataset']}_{row['variant'].replace('-', '')}_s{int(row['seed'])}"
+        tag = f"{prefix}_{_short(row['dataset'])}_{row['variant'].replace('-', '')}_s{int(row['seed'])}"
         perplexities[f"{tag}_ppl"] = row["ppl"]
         numbers[f"{tag}_auc"] = row["auc"]
         numbers[f"{tag}_lr"] = row["lr"]
@@ -1567,11 +1567,13 @@ def seed_numbers(grid: pd.DataFrame, prefix: str = "pre") -> dict[str, float]:
 def difference_numbers(differences: pd.DataFrame, prefix: str = "") -> dict[str, float]:
     """:func:`grid_differences` as numbers the text quotes, keyed ``<prefix>_<dataset>_<a>_minus_<b>_<metric>``
     (``_low`` and ``_high`` for the interval; the default scale unprefixed, its synthetic e-mails ``email``)."""
-    shorts = {"ptb": "ptb", "synthetic-email": "email"}
     numbers = {}
     for _, row in differences.iterrows():
-        d = shorts.get(row["dataset"], row["dataset"]) if not prefix else row["dataset"]
-        tag = "_".join(p for p in (prefix, d, row["a"].replace("-", ""), "minus", row["b"].replace("-", "")) if p)
+        tag = "_".join(
+            p
+            for p in (prefix, _short(row["dataset"]), row["a"].replace("-", ""), "minus", row["b"].replace("-", ""))
+            if p
+        )
         for key, column in (("", "diff"), ("_low", "low"), ("_high", "high")):
             numbers[f"{tag}_{row['metric']}{key}"] = row[column]
     return quoted_numbers(KEY, numbers)
@@ -1671,7 +1673,7 @@ def key_numbers(
         "agreement_pct": 100 * AGREEMENT_RTOL,
     }
     for d in dict.fromkeys(summary["dataset"]):
-        short = SHORT.get(d, d.replace("-", ""))
+        short = _short(d)
         numbers[f"{short}_base_ppl"] = base_ppl.get(d, math.nan)
         for v in ("full", "frozenemb", "adapter", "lora-r8", "lora-r16", "dpsgd-r8"):
             tag = v.replace("-", "")
@@ -1698,6 +1700,11 @@ def _quoted(numbers: dict[str, float]) -> dict[str, float]:
 SHORT = {"ptb": "ptb", "synthetic-email": "email"}  # the datasets' short names in the quoted numbers' keys
 
 
+def _short(dataset: str) -> str:
+    """A dataset's name in the quoted numbers' keys: its SHORT name, else its name without hyphens."""
+    return SHORT.get(dataset, dataset.replace("-", ""))
+
+
 def _matched_numbers(matched: dict[str, pd.DataFrame], datasets: list[str], prefix: str = "") -> dict[str, float]:
     """LoRA r = 8 and 16 at level 0 of each :func:`matched_frame` (by baseline), keyed ``<prefix><dataset>_vs<baseline>
     [_r16]_*``, and the counts of comparisons resolved below and above the baseline, overall and per dataset."""
@@ -1705,7 +1712,7 @@ def _matched_numbers(matched: dict[str, pd.DataFrame], datasets: list[str], pref
     for baseline, table in matched.items():
         rows = []
         for d in datasets:
-            short = f"{prefix}{SHORT.get(d, d.replace('-', ''))}"
+            short = f"{prefix}{_short(d)}"
             mine = []
             for v in ("lora-r8", "lora-r16"):
                 row = _row(table, v, d)
@@ -1731,7 +1738,7 @@ def frontier_numbers(points: pd.DataFrame, prefix: str = "pre_") -> dict[str, fl
     (rate as ``1e-03``; the seed where it is not 0)."""
     numbers = {}
     for _, p in points[points["epoch"] > 0].iterrows():
-        tag = f"{prefix}{SHORT.get(p['dataset'], p['dataset'].replace('-', ''))}_{p['variant'].replace('-', '')}"
+        tag = f"{prefix}{_short(p['dataset'])}_{p['variant'].replace('-', '')}"
         tag += f"_lr{p['lr']:.0e}_e{int(p['epoch'])}" + (f"_s{int(p['seed'])}" if p.get("seed", 0) else "")
         numbers[f"{tag}_ppl"] = p["ppl"]
         numbers[f"{tag}_auc"] = p["auc"]
