@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-a6-five-seeds results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          render _build/html from the notebooks' committed (CI-validated) outputs, executing nothing"
@@ -191,6 +191,25 @@ results-a6-pretrained: $(STAMP)
 	  $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron,pubmed,ptb --methods lorafa,adaptersgd,frozenemb \
 	    --ranks 8 --seeds 0,1 --data-dir $(DATA_DIR) --out results/published --threads 1 & pids="$$pids $$!"; \
 	done; for p in $$pids; do wait $$p || exit 1; done
+
+# The analysis plan's five-seed extension (ledger/analysis_plan.yml, version 1, run five-seeds): seeds 2-4 of Table 1's
+# grid on the pretrained SmolLM2-135M, each method and corpus at the rate its seed-0 sweep chose (no sweep), one
+# one-thread process, into results/pending until §6 reads them (resumable: rerun the same command).
+FIVE_SEEDS = $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --seeds 2,3,4 --data-dir $(DATA_DIR) \
+  --out results/pending --threads 1 --no-progress
+results-a6-five-seeds: $(STAMP)
+	$(FIVE_SEEDS) --datasets enron --methods lora --ranks 8 --lr 1e-2
+	$(FIVE_SEEDS) --datasets enron --methods full --lr 3e-4
+	$(FIVE_SEEDS) --datasets pubmed --methods lora --ranks 8 --lr 3e-3
+	$(FIVE_SEEDS) --datasets pubmed --methods full --lr 1e-4
+	$(FIVE_SEEDS) --datasets ptb --methods lora --ranks 8 --lr 3e-3
+	$(FIVE_SEEDS) --datasets ptb --methods full --lr 3e-4
+	$(FIVE_SEEDS) --datasets enron --methods adapter --lr 3e-3
+	$(FIVE_SEEDS) --datasets pubmed --methods adapter --lr 3e-4
+	$(FIVE_SEEDS) --datasets ptb --methods adapter --lr 1e-3
+	$(FIVE_SEEDS) --datasets enron --methods lora --ranks 16 --lr 1e-2
+	$(FIVE_SEEDS) --datasets pubmed --methods lora --ranks 16 --lr 1e-3
+	$(FIVE_SEEDS) --datasets ptb --methods lora --ranks 16 --lr 3e-3
 
 # §6's projection arm on the pretrained SmolLM2-135M: LoRA-FA r=8 with its random frozen A against the fixed DCT
 # basis as A, AdamW, Enron, seeds 0 and 1, one one-thread process per seed.

@@ -94,7 +94,8 @@ def check_writable(folder: Path, option: str = "--out") -> None:
 class Lock:
     """An exclusive lock on ``path`` between processes (``fcntl.flock`` on a hidden ``.NAME.lock`` beside it,
     ignored by git): the system releases it when its holder exits, so a lock left by a dead process never
-    blocks.  ``acquire(blocking=False)`` returns False when another process holds it."""
+    blocks, and a clean release removes the file.  ``acquire(blocking=False)`` returns False when another process
+    holds it."""
 
     def __init__(self, path: Path):
         path = Path(path)
@@ -105,19 +106,27 @@ class Lock:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            try:  # the holder before us may have removed the file on release: lock the file that is there now
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self._fd = fd
+                return True
             os.close(fd)
-            return False
-        self._fd = fd
-        return True
 
     def release(self) -> None:
         import fcntl
 
         if self._fd is not None:
+            self.path.unlink(missing_ok=True)  # while still held: a waiter then sees another file and retries
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

@@ -129,7 +129,7 @@ def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) 
     from .store import seal, write_record
 
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-"):
+    if len(args) != 1 or args[0].startswith("-") or not args[0].endswith(".json"):
         raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
     record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale()), kind))
     print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")

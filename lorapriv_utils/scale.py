@@ -21,6 +21,11 @@ ENV_VAR = "LORAPRIV_SCALE"
 DEFAULT_SCALE = "cpu-small"
 
 
+# GPT-2 117M's weights on the Hugging Face hub, pinned to the commit its model card has served since 2024 (the
+# snapshot folder of openai-community/gpt2 and of its alias gpt2): the paper scale loads exactly these weights.
+GPT2_REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Architecture and pre-training budget of a small base model (``hub_id`` set: load it instead, at
@@ -330,7 +335,15 @@ SCALES: dict[str, Scale] = {
         dyn_lrs=25,
         attack_trials=100_000,
         engine=EngineScale(
-            model=ModelSpec(n_layer=12, n_embd=768, n_head=12, block_size=1024, vocab_size=50257, hub_id="gpt2"),
+            model=ModelSpec(
+                n_layer=12,
+                n_embd=768,
+                n_head=12,
+                block_size=1024,
+                vocab_size=50257,
+                hub_id="gpt2",
+                hub_revision=GPT2_REVISION,
+            ),
             dense=Hparams(epochs=20, lr_grid=(3e-6, 1e-5, 3e-5), batch_size=8),
             lora=Hparams(epochs=20, lr_grid=(3e-5, 1e-4, 3e-4), batch_size=8),
             datasets=("ptb", "enron", "pubmed"),

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,8 +258,16 @@ def read_scores(path) -> dict:
     """The arrays of an arrays file (plain arrays only: it is read with pickling disabled)."""
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as archive:
-        return {name: archive[name] for name in archive.files}
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise FileNotFoundError(f"its scores file {Path(path).name} is missing: rerun the record") from None
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, AttributeError):
+        # numpy's own words would suggest allow_pickle, which this project never sets on a file it did not write
+        raise ValueError(
+            f"its scores file {Path(path).name} is damaged (not an archive of plain arrays): rerun the record"
+        ) from None
 
 
 def read_arrays(path, record: dict) -> dict:
@@ -272,11 +281,14 @@ def read_arrays(path, record: dict) -> dict:
 
 def write_record(path, record: dict, scores: dict | None = None) -> dict:
     """The one writer of a committed record: a sealed record (:func:`seal`) and, for a kind with arrays, its
-    arrays beside it (:func:`scores_path`), written first; the JSON is written last, the commit mark."""
+    arrays beside it (:func:`scores_path`), written first; the JSON is written last, the commit mark.  In a
+    declared store (``lorapriv_utils.declared``) only a declared record made with its declared options is written,
+    and its new checksum is recorded in the declaration."""
     import io
 
     import numpy as np
 
+    from . import declared
     from .files import atomic_write_bytes, atomic_write_text
 
     path = Path(path)
@@ -285,6 +297,7 @@ def write_record(path, record: dict, scores: dict | None = None) -> dict:
     kind = check_envelope(record)
     if kind.arrays != (scores is not None):
         raise ValueError(f"{path}: a {kind.name} record is written {'with its' if kind.arrays else 'without'} arrays")
+    store = declared.check_write(path, record)
     if scores is not None:
         if record.get("scores_sha256") != scores_digest(scores):
             raise ValueError(f"{path}: the record's scores_sha256 is not the digest of the scores written with it")
@@ -292,13 +305,19 @@ def write_record(path, record: dict, scores: dict | None = None) -> dict:
         np.savez_compressed(buffer, **scores)
         atomic_write_bytes(scores_path(path), buffer.getvalue())
     atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    if store is not None:
+        declared.written(store, path, record)
     return record
 
 
-def read_record(path, kinds: str | tuple[str, ...] | None = None, with_arrays: bool = False):
+def read_record(path, kinds: str | tuple[str, ...] | None = None, with_arrays: bool = False, declared: bool = True):
     """The record at ``path`` whose envelope and checksum verify (a ValueError, one line, says what is wrong
     otherwise); ``kinds``: the kind or kinds the caller reads.  ``with_arrays``: (record, arrays), the arrays
-    checked against the record's digest (None for a kind without arrays)."""
+    checked against the record's digest (None for a kind without arrays).  In a declared store a record the
+    declaration does not name as it is (undeclared, foreign, altered) is refused (``declared=False``: read it
+    anyway, as the status check does to report it)."""
+    from . import declared as declaration
+
     path = Path(path)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -308,6 +327,8 @@ def read_record(path, kinds: str | tuple[str, ...] | None = None, with_arrays: b
     if isinstance(record, dict) and record.get("checksum") != record_checksum(record):
         raise ValueError("checksum mismatch")
     kind = check_envelope(record, kinds)
+    if declared:
+        declaration.check_read(path, record)
     if not with_arrays:
         return record
     return record, (read_arrays(path, record) if kind.arrays else None)

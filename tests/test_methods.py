@@ -52,11 +52,12 @@ def test_an_unknown_method_is_one_clear_error():
 def test_the_measurement_producers_run_from_the_one_command_line(capsys):
     from lorapriv_utils.mia import cli
 
-    with pytest.raises(SystemExit, match="usage: python -m lorapriv_utils.mia.experiments.multiplier PATH.json"):
+    with pytest.raises(SystemExit):
         cli.main(["multiplier", "--help"])  # a usage line, never a measurement written to "--help"
+    assert "usage: python -m lorapriv_utils multiplier [-h] path" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         cli.main(["whitebox", "--help"])
-    assert "usage: python -m lorapriv_utils.mia.experiments.whitebox" in capsys.readouterr().out
+    assert "usage: python -m lorapriv_utils whitebox" in capsys.readouterr().out
     assert set(cli.PRODUCERS) <= set(cli.build_parser().commands)
 
 

@@ -18,12 +18,14 @@ import os
 import sys
 from pathlib import Path
 
+from .. import declared
 from ..files import check_writable
 from ..scale import SCALES, get_scale
 from .attacks.canary import CanaryConfig
 from .engine import data
 from .engine.methods import REGISTRY, optimizer_refused
 from .experiments import grid
+from .experiments.producers import PRODUCERS, parse, refuse_unknown
 from .records import report
 
 
@@ -109,11 +111,15 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lorapriv_utils", description=__doc__.split("\n\n")[0], allow_abbrev=False
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     parser.commands = sub.choices  # each command's own parser: its errors show its own usage
-    _grid_arguments(sub.add_parser("run", help="run a membership-inference grid (resumable)"))
-    audit = sub.add_parser("audit", help="audit methods with canaries in one training run (epsilon lower bounds)")
+    _grid_arguments(sub.add_parser("run", allow_abbrev=False, help="run a membership-inference grid (resumable)"))
+    audit = sub.add_parser(
+        "audit", allow_abbrev=False, help="audit methods with canaries in one training run (epsilon lower bounds)"
+    )
     _grid_arguments(audit)
     audit.add_argument(
         "--canaries",
@@ -129,7 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--noise-multiplier", type=float, default=None, help="DP-SGD's sigma for dpsgd cells")
     frontier = sub.add_parser(
-        "frontier", help="the privacy-utility frontier: every method at every rate, scored after several epochs"
+        "frontier",
+        allow_abbrev=False,
+        help="the privacy-utility frontier: every method at every rate, scored after several epochs",
     )
     _grid_arguments(frontier)
     for action in frontier._actions:  # the frontier's own defaults, and no --epochs (its checkpoints set them)
@@ -139,8 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
             action.help = argparse.SUPPRESS
     frontier.add_argument(
         "--noise",
-        default=",".join(f"{z:g}" for z in grid.FRONTIER_NOISE),
-        help="DP-SGD's noise multipliers (default %(default)s)",
+        default=None,
+        help=f"DP-SGD's noise multipliers (default {','.join(f'{z:g}' for z in grid.FRONTIER_NOISE)}; only with dpsgd)",
     )
     frontier.add_argument(
         "--checkpoints",
@@ -148,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="epochs after which each run is scored; it trains for the largest (default %(default)s)",
     )
     frontier.add_argument(
-        "--dp-rank", type=int, default=grid.FRONTIER_DP_RANK, help="rank of FLoRA and DP-SGD (default %(default)s)"
+        "--dp-rank",
+        type=int,
+        default=None,
+        help=f"rank of FLoRA and DP-SGD (default {grid.FRONTIER_DP_RANK}; only with flora or dpsgd)",
     )
     frontier.add_argument(
         "--bases-only",
@@ -156,13 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="score only the base model on each dataset's split (the frontier's epoch 0), training nothing",
     )
     lira = sub.add_parser(
-        "lira", help="offline LiRA's reference models for finished grid cells (multi-reference attack)"
+        "lira",
+        allow_abbrev=False,
+        help="offline LiRA's reference models for finished grid cells (multi-reference attack)",
     )
     _grid_arguments(lira)
     lira.add_argument(
         "--references", type=int, default=4, help="reference models, each on half the auxiliary part (default 4)"
     )
-    table = sub.add_parser("table", help="print the summary table of a results folder")
+    table = sub.add_parser("table", allow_abbrev=False, help="print the summary table of a results folder")
     table.add_argument("results", type=Path, help="a results folder (the --out of run) or one scale's subfolder")
     table.add_argument("--csv", action="store_true", help="print CSV, one column per number, one row per cell")
     table.add_argument("--cells", action="store_true", help="one row per cell with every attack (wide)")
@@ -172,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="include the book's records under a published/ folder (shown only when asked, or when RESULTS is one)",
     )
     status = sub.add_parser(
-        "status", help="say whether each committed result is current, stale (and what changed), damaged or missing"
+        "status",
+        allow_abbrev=False,
+        help="say whether each committed result is current, stale (and what changed), damaged or missing",
     )
     status.add_argument(
         "results", type=Path, nargs="?", default=None, help="the published folder (default: results/published)"
@@ -195,8 +210,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="recompute from their stored scores the metrics of the records whose metrics' settings alone changed "
         "(no training; Enron and PubMed records need --data-dir)",
     )
+    status.add_argument(
+        "--declare",
+        nargs="+",
+        metavar="PATH",
+        help="declare these records (paths or globs under the published folder) as what the chapters read, each "
+        "with its own options and content: the one way to change results/published/declared.json",
+    )
     for name, (_, what) in PRODUCERS.items():  # their own parsers read the arguments (``--help`` after the name)
-        sub.add_parser(name, help=what + f" (python -m lorapriv_utils {name} --help)", add_help=False)
+        sub.add_parser(
+            name, allow_abbrev=False, help=what + f" (python -m lorapriv_utils {name} --help)", add_help=False
+        )
     return parser
 
 
@@ -216,11 +240,79 @@ def _shared_out(out: Path) -> bool:
     return os.path.abspath(out) in {os.path.abspath(root / folder) for root in roots for folder in SHARED_OUTS}
 
 
+def _overrides(args: argparse.Namespace) -> dict:
+    return declared.run_options(
+        epochs=getattr(args, "epochs", None),
+        lr=args.lr,
+        lr_grid=getattr(args, "lr_grid", None),
+        optimizer=getattr(args, "optimizer", None),
+        reference=getattr(args, "reference", None),
+    )
+
+
+def check_declared(args: argparse.Namespace, scale, cells, variants=None, checkpoints=None) -> None:
+    """Where ``--out`` is a declared store (``results/published``: what the chapters read), every record this command
+    would write must be declared there with the options this command gives (``lorapriv_utils.declared``); checked
+    before any training, in one line that names the record and the option."""
+    out = Path(args.out)
+    root = declared.store_root(out / "_")
+    if root is None:
+        return
+    declaration = declared.load(root)
+    given = _overrides(args)
+    command = args.command
+    targets: list[tuple[Path, dict, tuple[str, ...]]] = []
+    if command == "frontier":
+        from .records.specs import lr_rule
+
+        given = declared.run_options(optimizer=given.get("optimizer"), checkpoints=list(checkpoints or ()))
+        for dataset in dict.fromkeys(c.dataset for c in cells):
+            for seed in sorted({c.seed for c in cells}):
+                folder = out / scale.name / "frontier" / dataset
+                targets.append((folder / f"base-s{seed}.json", {}, ()))
+                for variant in variants or ():
+                    for lr in lr_rule(scale.engine, variant.method, args.lr, None)["grid"]:
+                        name = f"{variant.name}-lr{lr:g}-s{seed}.json"
+                        targets.append((folder / name, given, declared.OPTIONS["frontier-point"]))
+    else:
+        for cell in cells:
+            if command == "lira":
+                path = out / scale.name / "lira" / f"{cell.name}.json"
+                targets.append((path, {**given, "references": args.references}, declared.OPTIONS["lira-references"]))
+            elif command == "audit":
+                sigma = args.noise_multiplier or scale.engine.dp.noise_multiplier
+                stem = grid.audit_stem(cell.method, cell.rank, sigma if cell.method == "dpsgd" else None, args.lr)
+                path = out / scale.name / "audit" / cell.dataset / f"{stem}-s{cell.seed}.json"
+                names = ("epochs", "lr", "lr_grid", "optimizer")  # the canaries and DP-SGD's: checked when written
+                targets.append((path, given, names))
+            else:
+                targets.append((grid.result_path(out, scale, cell), given, declared.OPTIONS["cell"]))
+    for path, options, names in targets:
+        name = path.resolve().relative_to(root).as_posix()
+        entry = declaration.get(name)
+        if entry is None:
+            raise ValueError(
+                f"--out {args.out}: {name} is not declared in {root / declared.DECLARED} (what the chapters read); "
+                "write this run to a folder of its own (--out results/pending), then declare its records there "
+                "(python -m lorapriv_utils status --declare PATH)"
+            )
+        expected = {n: v for n, v in entry.get("options", {}).items() if n in names}
+        found = {n: v for n, v in options.items() if n in names}
+        if found != expected:
+            raise ValueError(
+                f"--out {args.out}: {name}: {declared.difference(found, expected, verb='this run gives')}; write "
+                "experiments with other "
+                "options to a folder of their own"
+            )
+
+
 def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple:
     """Every check that needs no torch; returns the scale and this shard's cells (every cell: ``sharded=False``)."""
     scale = get_scale(args.scale)
-    datasets = (
-        grid.parse_list("--datasets", args.datasets, data.DATASETS) if args.datasets else list(scale.engine.datasets)
+    datasets = (  # an empty --datasets "" is refused as "--datasets ," is, never read as the default
+        grid.parse_list("--datasets", args.datasets, data.DATASETS)
+        if args.datasets is not None
+        else list(scale.engine.datasets)
     )
     methods = grid.check_methods(grid.parse_list("--methods", args.methods, grid.METHODS))
     grid.check_ranks_given(args.ranks is not None, methods)
@@ -265,6 +357,11 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
         )
     cells = grid.plan(datasets, methods, ranks, seeds)
     grid.check_ranks(cells, scale)
+    noisy = getattr(args, "noise_multiplier", None) is not None
+    if noisy and not any(c.method in ("dpsgd", "rowscale") for c in cells):
+        raise ValueError("--noise-multiplier: only dpsgd and rowscale cells add noise; drop it or add them")
+    if args.command != "frontier":  # the frontier checks its own records, once its variants are known
+        check_declared(args, scale, cells)
     check_writable(args.out)  # before any training: a bad folder costs a second, not a trained model
     for name in datasets:  # a missing local data folder, in one line
         if name in data.LOCAL_DATASETS and not args.hub:
@@ -280,6 +377,13 @@ def check_frontier_arguments(args: argparse.Namespace) -> tuple:
     """The frontier's checks (no torch); returns the scale, datasets, variants, seeds and checkpoints."""
     if args.epochs is not None:
         raise ValueError("--epochs: the frontier trains for the largest of --checkpoints; give those instead")
+    chosen = grid.parse_list("--methods", args.methods, grid.METHODS)
+    if args.noise is not None and "dpsgd" not in chosen:
+        raise ValueError("--noise: only DP-SGD's curves (dpsgd) have a noise multiplier; drop it or add dpsgd")
+    if args.dp_rank is not None and not {"dpsgd", "flora"} & set(chosen):
+        raise ValueError("--dp-rank: only FLoRA's and DP-SGD's curves (flora, dpsgd) have it; drop it or add them")
+    args.noise = ",".join(f"{z:g}" for z in grid.FRONTIER_NOISE) if args.noise is None else args.noise
+    args.dp_rank = grid.FRONTIER_DP_RANK if args.dp_rank is None else args.dp_rank
     if args.dp_rank < 1:
         raise ValueError(f"--dp-rank: must be >= 1, got {args.dp_rank}")
     scale, cells = check_run_arguments(args, sharded=False)  # the frontier shards its own points
@@ -295,6 +399,7 @@ def check_frontier_arguments(args: argparse.Namespace) -> tuple:
         raise ValueError(f"--checkpoints: give increasing epochs, got {args.checkpoints!r}")
     variants = [] if args.bases_only else grid.plan_variants(methods, ranks, noise, args.dp_rank)
     grid.check_ranks([grid.Cell("ptb", v.method, v.rank, 0) for v in variants], scale)
+    check_declared(args, scale, cells, variants, checkpoints)
     datasets = sorted({c.dataset for c in cells}, key=[c.dataset for c in cells].index)
     seeds = sorted({c.seed for c in cells})
     return scale, datasets, variants, seeds, tuple(checkpoints)
@@ -368,6 +473,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             canaries = CanaryConfig(canaries=args.canaries, guesses_each_side=args.guesses)
             if args.noise_multiplier is not None and not args.noise_multiplier > 0:
                 raise ValueError(f"--noise-multiplier: must be > 0, got {args.noise_multiplier}")
+
     except (ValueError, FileNotFoundError, ConnectionError) as err:
         parser.error(str(err))
     try:
@@ -432,31 +538,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-# The producers of committed measurements, each with its own command line (the scale from LORAPRIV_SCALE).
-PRODUCERS = {
-    "dp-compare": (
-        "experiments.dp_compare",
-        "DP-SGD on four weight sets and compressed DP-SGD, with attacks (resumable)",
-    ),
-    "whitebox": ("experiments.whitebox", "the DP game against LoRA-FA's release, A known and A secret"),
-    "multiplier": (
-        "experiments.multiplier",
-        "section 5.1's multiplier on per-text gradients of the scale's base model",
-    ),
-    "alignment": ("experiments.alignment", "paper B's gradient alignment at the start of fine-tuning"),
-    "cost": ("experiments.cost", "row scaling's time and memory against LoRA-FA and LoRA, each in its own process"),
-}
-
-
 def _main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in PRODUCERS:
         import importlib
 
+        parse(argv[0], argv[1:])  # its arguments checked here, before its module brings torch in
         module = importlib.import_module(f"{__package__}.{PRODUCERS[argv[0]][0]}")
         module.main(argv[1:])
         return 0
     top = build_parser()
+    if argv and argv[0] in top.commands:  # an unknown option is named first, by its command's own parser
+        refuse_unknown(top.commands[argv[0]], argv[1:])
     args = top.parse_args(argv)
     parser = top.commands[args.command]
     if args.command == "table":
@@ -468,7 +561,12 @@ def _main(argv: list[str] | None = None) -> int:
         args.results = args.results or PUBLISHED
         if not Path(args.results).is_dir():
             parser.error(f"no results folder {args.results}; give the published folder (results/published)")
-        return status.main(args)
+        if args.data_dir is not None and not Path(args.data_dir).is_dir():
+            parser.error(f"--data-dir {args.data_dir}: no such folder; give the folder that holds enron/ and pubmed/")
+        try:
+            return status.main(args)
+        except ValueError as err:  # a --data-dir that does not hold its corpora, a --declare that names no record
+            parser.error(str(err))
     if args.command == "frontier":
         return run_frontier(args, parser)
     if args.command == "lira":

@@ -50,6 +50,8 @@ DATASETS = ("ptb", "enron", "pubmed", "synthetic-email")
 LOCAL_DATASETS = ("enron", "pubmed")
 # Hub ids and text fields used at paper scale (with internet).  PubMed follows the code that
 # paper A builds on; for Enron, AESLC holds the bodies of Enron employees' e-mails.
+# Each may carry a "revision" (a hub commit) that load_from_hub passes on; none is pinned yet, since their commits
+# could not be resolved offline where the book is built: a run records the commit it was served instead.
 HUB_DATASETS = {
     "pubmed": {"id": "ccdv/pubmed-summarization", "field": "abstract", "train": "train", "validation": "validation"},
     "enron": {"id": "aeslc", "field": "email_body", "train": "train", "validation": "validation"},
@@ -150,6 +152,8 @@ def _read_texts(files: list[Path], text_field: str) -> list[str]:
             rows = list(_rows(file))
         except UnicodeDecodeError as err:
             raise ValueError(f"{file}: not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8") from None
+        if not rows:
+            raise ValueError(f"{file}: holds no records (an empty file); give it one JSON object a line, or remove it")
         missing = [number for number, row in rows if text_field not in row]
         if missing:
             raise ValueError(

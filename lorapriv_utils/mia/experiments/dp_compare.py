@@ -265,26 +265,14 @@ def summary(records: list[dict]) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> None:
     """``python -m lorapriv_utils.mia.experiments.dp_compare --out DIR [--threads N]`` at the scale of
     ``LORAPRIV_SCALE``."""
-    import argparse
+    import sys
 
     from ...scale import current_scale
+    from .producers import parse
     from .runner import set_threads
 
-    parser = argparse.ArgumentParser(
-        prog="python -m lorapriv_utils.mia.experiments.dp_compare", description=main.__doc__
-    )
-    parser.add_argument("--out", required=True, type=Path, help="results folder (records go to OUT/dp_compare/SCALE)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
-    parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated seeds (%(default)s)")
-    parser.add_argument("--shard", default="0/1", help="K/N: run every N-th cell from the K-th (default: all)")
-    args = parser.parse_args(argv)
-    try:
-        seeds = tuple(int(s) for s in args.seeds.split(","))
-        k, n = (int(x) for x in args.shard.split("/"))
-        if not 0 <= k < n:
-            raise ValueError
-    except ValueError:
-        parser.error(f"--seeds takes integers (0,1,2), --shard K/N with 0 <= K < N; got {args.seeds!r}, {args.shard!r}")
+    args = parse("dp-compare", sys.argv[1:] if argv is None else argv)
+    seeds, (k, n) = args.seeds, args.shard
     set_threads(args.threads)
     scale = current_scale()
     work = Runner(scale, args.out)

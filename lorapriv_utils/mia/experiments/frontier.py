@@ -20,6 +20,7 @@ reference.
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -84,7 +85,9 @@ def resumed_target(path: Path, spec: dict) -> dict | None:
     if read is None:
         return None
     record, scores = read
-    tqdm.write(f"lorapriv: {path}: its target was trained by a stopped run; training the reference only")
+    tqdm.write(
+        f"lorapriv: {path}: its target was trained by a stopped run; training the reference only", file=sys.stderr
+    )
     return {
         "checkpoints": record["checkpoints"],
         "training": record["training"],

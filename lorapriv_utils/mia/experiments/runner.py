@@ -38,6 +38,7 @@ import copy
 import json
 import math
 import os
+import sys
 import time
 import zipfile
 from dataclasses import asdict, dataclass, replace
@@ -138,7 +139,7 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
     try:
         record, _ = read_intact(path, with_scores)
     except DAMAGED as err:
-        tqdm.write(f"lorapriv: {path} is damaged or partial ({err}); recomputing it")
+        tqdm.write(f"lorapriv: {path} is damaged or partial ({err}); recomputing it", file=sys.stderr)
         return None
     stored = record["manifest"].get("key", {})
     changed = changed_parts(stored, key_of(spec))
@@ -147,10 +148,14 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
         detail = f": {', '.join(fields[:4])}" if fields else ""
         if changed == ["derived"] and refresh is not None:
             tqdm.write(
-                f"lorapriv: {path}: only its metrics' settings changed{detail}; recomputing them from its scores"
+                f"lorapriv: {path}: only its metrics' settings changed{detail}; recomputing them from its scores",
+                file=sys.stderr,
             )
             return refresh(record)
-        tqdm.write(f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); not reused as it stands")
+        tqdm.write(
+            f"lorapriv: {path} is stale ({', '.join(changed)} changed{detail}); not reused as it stands",
+            file=sys.stderr,
+        )
         return None
     return record
 
@@ -262,11 +267,11 @@ def read_journal(journal: Path, kind: str, spec: dict, otherwise: str, with_arra
     try:
         read = read_record(journal, kind, with_arrays=with_arrays)
     except DAMAGED as err:
-        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); {otherwise}")
+        tqdm.write(f"lorapriv: {journal}: its journal is damaged ({err}); {otherwise}", file=sys.stderr)
         return None
     record = read[0] if with_arrays else read
     if trained_key(record["manifest"].get("key") or {}) != trained_key(key_of(spec)):
-        tqdm.write(f"lorapriv: {journal}: its journal is of another key; {otherwise}")
+        tqdm.write(f"lorapriv: {journal}: its journal is of another key; {otherwise}", file=sys.stderr)
         return None
     return read
 
@@ -289,7 +294,7 @@ def resumed_work(path: Path, spec: dict, earlier: dict | None) -> dict | None:
     record = read_journal(journal_path(path), "sweep-journal", spec, "the sweep starts again")
     if record is None:
         return None
-    tqdm.write(f"lorapriv: {path}: resuming its sweep after {len(record['rates'])} rates")
+    tqdm.write(f"lorapriv: {path}: resuming its sweep after {len(record['rates'])} rates", file=sys.stderr)
     return {
         "rates": _sweep_rates(record["rates"]),
         "reference": earlier["reference"] if earlier else None,
@@ -548,7 +553,7 @@ class Runner:
                         model, stats = train(lr)
                         ppl = perplexity(model, prepared.validation, self.device)
                     except FloatingPointError as err:  # a rate whose loss diverges loses the sweep; the rest go on
-                        tqdm.write(f"lorapriv: {err}; the sweep counts its perplexity as infinite")
+                        tqdm.write(f"lorapriv: {err}; the sweep counts its perplexity as infinite", file=sys.stderr)
                         model, stats, ppl = None, None, math.inf
                     ppl = ppl if math.isfinite(ppl) else math.inf  # weights that overflowed on the last step
                 rows.append({"lr": lr, "validation_perplexity": ppl})
@@ -740,7 +745,7 @@ class Runner:
                 lock.release()
         for cell in deferred:
             if self.progress:
-                tqdm.write(f"lorapriv: waiting for another run to finish {cell.name}")
+                tqdm.write(f"lorapriv: waiting for another run to finish {cell.name}", file=sys.stderr)
             with Lock(result_path(self.out, self.scale, cell)):
                 results[cell] = self._current_or_run(cell)
         return [results[cell] for cell in cells]
@@ -752,7 +757,10 @@ class Runner:
             return done
         earlier = earlier_work(path, spec)
         if earlier is not None and self.progress:
-            tqdm.write(f"lorapriv: {path}: only its learning-rate grid changed; training only the rates it lacks")
+            tqdm.write(
+                f"lorapriv: {path}: only its learning-rate grid changed; training only the rates it lacks",
+                file=sys.stderr,
+            )
         return self.run_cell(cell, spec, earlier=resumed_work(path, spec, earlier) or earlier)
 
 

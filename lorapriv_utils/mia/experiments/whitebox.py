@@ -327,28 +327,16 @@ def main(argv: list[str] | None = None) -> None:
     the game at the scale of ``LORAPRIV_SCALE``, written atomically with its checksum.  With ``--parts``, each rank's
     row is kept in DIR as it finishes, so that processes given different ranks share the game (and a stopped one
     resumes); the record is written by the process that finds every rank there."""
-    import argparse
+    import sys
 
     from ...scale import current_scale
     from ...store import seal, write_record
     from ..records.specs import measurement_spec
-    from .grid import parse_ints
+    from .producers import parse
     from .runner import set_threads
 
-    parser = argparse.ArgumentParser(prog="python -m lorapriv_utils.mia.experiments.whitebox", description=main.__doc__)
-    parser.add_argument("path", help="the JSON file to write")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
-    parser.add_argument("--ranks", default=",".join(map(str, RANKS)), help=f"ranks this process plays, of {RANKS}")
-    parser.add_argument("--parts", default=None, help="folder that keeps each finished rank's row")
-    args = parser.parse_args(argv)
-    try:
-        ranks = tuple(parse_ints("--ranks", args.ranks, minimum=1))
-    except ValueError as err:
-        parser.error(str(err))
-    if not set(ranks) <= set(RANKS):
-        parser.error(f"--ranks must be among {', '.join(map(str, RANKS))}, got {args.ranks}")
-    if set(ranks) != set(RANKS) and args.parts is None:
-        parser.error("--ranks short of every rank needs --parts DIR, where the ranks are kept until all have run")
+    args = parse("whitebox", sys.argv[1:] if argv is None else argv)
+    ranks = args.ranks
     set_threads(args.threads)
     scale = current_scale()
     record = game_record(Runner(scale, out="."), ranks=ranks, parts=args.parts)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...declared import UndeclaredError
 from ...store import read_arrays, read_record
 from ..engine.methods import position
 
@@ -33,6 +34,11 @@ def _verified(path: Path, problems: list[str] | None = None, check_scores: bool 
             return None  # an audit's, the frontier's or LiRA's record, read by their own readers
         if check_scores:
             read_arrays(path, record)
+    except UndeclaredError:
+        if problems is None:  # a chapter's read: it refuses a record the declaration does not name, never skips it
+            raise
+        problems.append(f"lorapriv: skipping {path} ({sys.exc_info()[1]})")
+        return None
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
         message = f"lorapriv: skipping {path} ({err})"
         if problems is None:
@@ -68,14 +74,17 @@ def load_sourced(
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no results folder {folder}; run `python -m lorapriv_utils run --out {folder}` first")
-    out = []
+    out, skipped = [], []
     for path in record_paths(folder, published):
-        record = _verified(path, problems, check_scores)
+        record = _verified(path, skipped if problems is not None else None, check_scores)
         if record is not None:
             source = PUBLISHED_FOLDER if PUBLISHED_FOLDER in path.resolve().parts else "runs"
             out.append((source, record))
+    if problems is not None:
+        problems += skipped
     if not out:
-        raise FileNotFoundError(f"no result files under {folder}")
+        damaged = f"; {len(skipped)} skipped, first {skipped[0].removeprefix('lorapriv: skipping ')}" if skipped else ""
+        raise FileNotFoundError(f"no intact result files under {folder}{damaged}")
     return out
 
 

@@ -2,13 +2,17 @@
 
 For every record of the catalogue (``lorapriv_utils.catalogue``) the spec is rebuilt from today's code
 and scale records and the record's own coordinates (its cell, variant, rate, options), and its key is
-compared with the record's.  A record is
+compared with the record's.  Each record is first judged against what the chapters declare they read
+(``results/published/declared.json``, :mod:`lorapriv_utils.declared`), never against its own options.  A record is
 
-* ``current``: intact, and its key is today's;
-* ``stale``: intact, but a part of its key changed (the parts and fields are named);
+* ``current``: intact, declared, made with its declared options, and its key is today's;
+* ``stale``: as current, but a part of its key changed (the parts and fields are named);
 * ``damaged``: its checksum, schema or scores file does not verify;
+* ``foreign``: made with other options than the declared ones ("made with --epochs 1, the chapter expects 2");
+* ``altered``: its content is not the declared one (a hand edit whose checksum was recomputed);
+* ``extra``: not declared (no chapter reads it);
 
-and an entry whose pattern matches no file is ``missing``.  A corpus that cannot be read here (Enron
+and a declared record that is absent is ``missing``.  A corpus that cannot be read here (Enron
 and PubMed without ``--data-dir``) leaves the data part unchecked, and the line says so.  Torch-free:
 it costs a corpus read and a hash per dataset, seconds in all.
 """
@@ -20,14 +24,16 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ... import declared
 from ...catalogue import ALLOWED_STALE, CATALOGUE, PUBLISHED, Entry, allowed_stale
 from ...files import Lock
 from ...scale import DPConfig, get_scale
 from ...store import changed_parts, key_of, kinds_of, read_record, spec_differences
+from ..engine import data as data_mod
 from ..experiments.grid import Cell, DPCell, Variant
 from . import specs
 
-STATES = ("current", "stale", "damaged", "missing")
+STATES = ("current", "stale", "damaged", "foreign", "altered", "extra", "missing")
 
 
 @dataclass
@@ -56,8 +62,13 @@ def _options(manifest: dict) -> dict:
     return {"overrides": config.get("overrides") or {}, "reference": config.get("reference", "same")}
 
 
+class DataDirError(ValueError):
+    """A corpus that the given ``--data-dir`` should hold cannot be read from it."""
+
+
 class _Corpora:
-    """Corpus digests, each read once; None where the corpus cannot be read here."""
+    """Corpus digests, each read once; None where the corpus cannot be read here (no ``--data-dir`` given).  A
+    ``--data-dir`` that was given and does not hold a readable corpus is an error, with the reader's whole reason."""
 
     def __init__(self, data_dir):
         self.data_dir, self.missing = data_dir, {}
@@ -66,7 +77,9 @@ class _Corpora:
         try:
             return specs.dataset_corpus(engine, name, seed, self.data_dir)
         except (FileNotFoundError, ValueError) as err:
-            self.missing[name] = str(err).split(":")[0]
+            if self.data_dir is not None:
+                raise DataDirError(f"--data-dir {self.data_dir}: {name} cannot be read there: {err}") from None
+            self.missing[name] = str(err)
             return None
 
 
@@ -124,15 +137,25 @@ def record_spec(entry: Entry, record: dict, corpora) -> tuple[dict, str]:
     return spec, unchecked
 
 
-def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> Status:
-    """The status of one record of ``entry``."""
+def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED, declaration: dict | None = None) -> Status:
+    """The status of one record of ``entry``, against ``declaration`` (the store's; None: an undeclared store,
+    whose records are judged against their own options)."""
     name = path.relative_to(root).as_posix()
     try:
-        record, _ = read_record(path, kinds_of(entry.kind), with_arrays=True)
-        spec, unchecked = record_spec(entry, record, corpora)
+        record, _ = read_record(path, kinds_of(entry.kind), with_arrays=True, declared=False)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
         return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}")
     wall = wall_seconds(record)
+    if declaration is not None:
+        state, line = declared.verdict(name, record, declaration.get(name))
+        if state != "ok":
+            return Status(name, entry.name, state, line.removeprefix(f"{name} is {state}: "), wall)
+    try:
+        spec, unchecked = record_spec(entry, record, corpora)
+    except DataDirError:
+        raise
+    except (ValueError, KeyError, TypeError, OSError) as err:
+        return Status(name, entry.name, "damaged", f"{type(err).__name__}: {err}", wall)
     stored = record.get("manifest", {}).get("key")
     if not isinstance(stored, dict):
         return Status(name, entry.name, "stale", "it has no key: regenerate it", wall)
@@ -148,14 +171,32 @@ def check_record(entry: Entry, path: Path, corpora, root: Path = PUBLISHED) -> S
 
 
 def check(entries=CATALOGUE, root: Path = PUBLISHED, data_dir=None) -> list[Status]:
-    """The status of every record of ``entries`` (a ``missing`` line for an entry that matches nothing)."""
+    """The status of every record of ``entries`` against the store's declaration (``declared.json`` at ``root``):
+    a ``missing`` line for each declared record that is absent (without a declaration: for each entry that
+    matches nothing)."""
+    root = Path(root)
+    declaration = declared.load(root) if (root / declared.DECLARED).is_file() else None
     corpora = _Corpora(data_dir)
     out = []
     for entry in entries:
         paths = entry.paths(root)
-        if not paths:
+        if declaration is None and not paths:
             out.append(Status(entry.pattern, entry.name, "missing", f"regenerate with make {entry.make}"))
-        out += [check_record(entry, path, corpora, root) for path in paths]
+        out += [check_record(entry, path, corpora, root, declaration) for path in paths]
+        if declaration is not None:
+            present = {p.relative_to(root).as_posix() for p in paths}
+            out += [
+                Status(name, entry.name, "missing", f"declared, but absent: regenerate it with make {entry.make}")
+                for name, item in sorted(declaration.items())
+                if item.get("entry") == entry.name and name not in present
+            ]
+    if declaration is not None and entries is CATALOGUE:
+        known = {e.name for e in CATALOGUE}
+        out += [
+            Status(name, str(item.get("entry")), "missing", "declared under a catalogue entry that does not exist")
+            for name, item in sorted(declaration.items())
+            if item.get("entry") not in known
+        ]
     return out
 
 
@@ -202,7 +243,7 @@ def refresh(statuses: list[Status], root: Path = PUBLISHED, data_dir=None) -> tu
             continue
         path = root / s.path
         with Lock(path):  # not while a run writes the same record; read again under the lock (it may have moved on)
-            record = read_record(path, kinds_of(entry.kind))
+            record = read_record(path, kinds_of(entry.kind), declared=False)
             spec, unchecked = record_spec(entry, record, corpora)
             if unchecked:
                 left.append(f"{s.path}: {unchecked}; give --data-dir")
@@ -241,7 +282,7 @@ def measured_seconds(*names: str, root: Path = PUBLISHED) -> float:
     total = 0.0
     for entry in CATALOGUE:
         if entry.name in names or entry.make in names:
-            total += sum(wall_seconds(read_record(path)) or 0.0 for path in entry.paths(root))
+            total += sum(wall_seconds(read_record(path, declared=False)) or 0.0 for path in entry.paths(root))
     return total
 
 
@@ -296,12 +337,44 @@ def report(statuses: list[Status], verbose: bool = False, allowed: dict[str, str
             if verbose or s.state != "current" or s.detail:
                 excuse = f" (allowed for now: {allowed[s.path]})" if s.state == "stale" and s.path in allowed else ""
                 lines.append(f"  {s.state:<8} {s.path}" + (f": {s.detail}" if s.detail else "") + excuse)
+    known = {entry.name for entry in CATALOGUE}
+    lines += [f"  {s.state:<8} {s.path}: {s.detail}" for s in statuses if s.entry not in known]
     return "\n".join(lines)
+
+
+def declare(root: Path, names: list[str]) -> list[str]:
+    """Declare the records at ``names`` (paths or globs relative to ``root``, or paths under it): each must be an
+    intact record of a catalogue entry; it is declared with its own options and content.  Returns the lines to
+    print; a ValueError names a path that matches no record or no entry."""
+    root = Path(root).resolve()
+    found: dict[str, tuple[dict, str]] = {}
+    for given in names:
+        path = Path(given)
+        relative = path.resolve().relative_to(root).as_posix() if path.is_absolute() or path.exists() else given
+        matches = sorted(
+            p for p in root.glob(relative) if p.is_file() and p.suffix == ".json" and p.name != declared.DECLARED
+        )
+        if not matches:
+            raise ValueError(f"--declare {given}: no record there under {root}")
+        for match in matches:
+            name = match.relative_to(root).as_posix()
+            entry = next((e for e in CATALOGUE if match in e.paths(root)), None)
+            if entry is None:
+                raise ValueError(
+                    f"--declare {given}: {name} belongs to no catalogue entry (lorapriv_utils/catalogue.py)"
+                )
+            try:
+                record, _ = read_record(match, kinds_of(entry.kind), with_arrays=True, declared=False)
+            except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
+                raise ValueError(f"--declare {given}: {name} is damaged ({err}); rerun it first") from None
+            found[name] = (record, entry.name)
+    return declared.declare(root, found) or ["nothing changed: every record named is declared as it is"]
 
 
 def main(args) -> int:
     """The ``status`` command: exit 1 when a record is not current and not allowed to be stale by the results
-    folder's ``allowed-stale.txt`` (``--table``: print the README's table)."""
+    folder's ``allowed-stale.txt``, or when a declared record is missing, foreign, altered, or a record is not
+    declared (``--table``: print the README's table; ``--declare``: declare records)."""
     root = Path(args.results)
     if getattr(args, "table", False):
         print(results_table(root))
@@ -311,6 +384,15 @@ def main(args) -> int:
         readme.write_text(readme_with_table(readme.read_text(encoding="utf-8"), root), encoding="utf-8")
         print(f"updated the table of committed results in {readme}")
         return 0
+    if getattr(args, "declare", None):
+        print("\n".join(declare(root, args.declare)))
+        return 0
+    if args.data_dir is not None:  # a --data-dir that does not hold its corpora: said first, with the whole reason
+        for name in data_mod.LOCAL_DATASETS:
+            try:
+                data_mod.load_local(name, args.data_dir)
+            except (FileNotFoundError, ValueError) as err:
+                raise DataDirError(f"--data-dir {args.data_dir}: {name} cannot be read there: {err}") from None
     statuses = check(root=root, data_dir=args.data_dir)
     if getattr(args, "refresh", False):
         refreshed, left = refresh(statuses, root, args.data_dir)
@@ -323,7 +405,16 @@ def main(args) -> int:
     stale = [s for s in statuses if s.state == "stale" and s.path in allowed]  # damaged or missing: never excused
     bad = [s for s in statuses if s.state != "current" and s not in stale]
     if bad:
-        print(f"lorapriv status: {len(bad)} of {len(statuses)} records are not current", file=sys.stderr)
+        counts = ", ".join(f"{n} {state}" for state in STATES if (n := sum(s.state == state for s in bad)))
+        print(f"lorapriv status: {len(bad)} of {len(statuses)} records are not current ({counts})", file=sys.stderr)
+    if not (root / declared.DECLARED).is_file():
+        print(
+            f"lorapriv status: {root} has no {declared.DECLARED}: nothing says what the chapters read; declare the "
+            "records (--declare PATH)",
+            file=sys.stderr,
+        )
+        return 1
+    if bad:
         return 1
     excused = f", but {len(stale)} stale for a reason given in {listed.name}" if stale else ""
     print(f"lorapriv status: {len(statuses) - len(stale)} of {len(statuses)} records current{excused}")
