@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .store import read_record
+
 PUBLISHED = Path(__file__).resolve().parent.parent / "results" / "published"
 ALLOWED_STALE = PUBLISHED / "allowed-stale.txt"  # "relative/path: reason" lines; read by the status test
 
@@ -176,6 +178,44 @@ def allowed_stale(path: Path = ALLOWED_STALE) -> dict[str, str]:
             raise ValueError(f"{path}, line {number}: write 'relative/path.json: the reason it may be stale'")
         allowed[name.strip()] = reason.strip()
     return allowed
+
+
+# ---------------------------------------------------------------- measured wall times (the records' own)
+
+
+def wall_seconds(record: dict) -> float | None:
+    """A record's measured wall time, with that of the earlier record whose trained rates it took over (a widened
+    learning-rate grid, ``runner.earlier_work``); None where the record has none."""
+    manifest = record.get("manifest", {})
+    wall = manifest.get("wall_seconds", record.get("wall_seconds"))
+    if not isinstance(wall, int | float):
+        return None
+    earlier = manifest.get("reused", {}).get("wall_seconds")
+    return float(wall) + (float(earlier) if isinstance(earlier, int | float) else 0.0)
+
+
+def format_duration(seconds: float) -> str:
+    """A measured duration in words: seconds, minutes or hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def measured_seconds(*names: str, root: Path = PUBLISHED) -> float:
+    """The measured wall time of the records of catalogue entries ``names`` (or of every entry whose Make target
+    a name is), summed over records: what a chapter quotes as the cost of its results.  Reads only the records'
+    own wall times (no key checks: seconds)."""
+    known = {e.name for e in CATALOGUE} | {e.make for e in CATALOGUE}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise KeyError(f"no catalogue entry or Make target {', '.join(unknown)}")
+    total = 0.0
+    for entry in CATALOGUE:
+        if entry.name in names or entry.make in names:
+            total += sum(wall_seconds(read_record(path, declared=False)) or 0.0 for path in entry.paths(root))
+    return total
 
 
 if __name__ == "__main__":  # ``make help``: torch-free, any Python 3.11

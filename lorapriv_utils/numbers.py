@@ -198,9 +198,9 @@ UNITS = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0}
 
 def measured_times(prefix: str, groups: dict[str, tuple[str, ...]], unit: str = "minutes") -> dict[str, float | int]:
     """The run times a chapter quotes, keyed ``<prefix>_<name>_<unit>``: each group's catalogue entries or Make
-    targets, summed over their records' own measured wall times (``mia.status.measured_seconds``), to two
+    targets, summed over their records' own measured wall times (``catalogue.measured_seconds``), to two
     significant digits.  Never typed: a rerun that took longer changes the number."""
-    from .mia.records.status import measured_seconds
+    from .catalogue import measured_seconds
 
     if unit not in UNITS:
         raise ValueError(f"unit: choose one of {', '.join(UNITS)}, got {unit!r}")

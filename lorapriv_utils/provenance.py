@@ -119,22 +119,6 @@ def measured_on(packages: tuple[str, ...] = MANIFEST_PACKAGES) -> dict:
     return {**runtime(), "versions": package_versions(packages), "git_commit": git_commit(), "git_dirty": git_dirty()}
 
 
-def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) -> None:
-    """The command line of a committed measurement, ``python -m PROG PATH.json`` (scale from LORAPRIV_SCALE):
-    ``make_record()`` written as JSON atomically, with the spec of measurement ``kind`` and a checksum."""
-    import sys
-
-    from .mia.records.specs import measurement_spec
-    from .scale import current_scale
-    from .store import seal, write_record
-
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-") or not args[0].endswith(".json"):
-        raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
-    record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale()), kind))
-    print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")
-
-
 def refresh_stamp(record: dict) -> dict:
     """What a record whose derived numbers were recomputed notes of it (``manifest.metrics_refreshed``): the key
     it had, the commit of the code that recomputed them and whether that checkout had uncommitted changes."""

@@ -122,3 +122,79 @@ def test_every_registered_chapter_has_a_book_page():
     pages = {p.stem for p in REPO.glob("book/paper_*/*.md")}
     missing = {e.chapter for e in ledger.load_register(REPO / "ledger")} - pages
     assert not missing, f"register chapters without a page: {sorted(missing)}"
+
+
+def _module_graph(extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """Each package module's imports of other package modules (function-level imports included: a cycle through a
+    lazy import is still a cycle a reader has to follow)."""
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for imported in _imports(path):
+            bits = imported.split(".")
+            owner = next((".".join(bits[:k]) for k in range(len(bits), 0, -1) if ".".join(bits[:k]) in modules), None)
+            if owner is not None and owner != name:
+                deps.add(owner)
+        graph[name] = deps
+    for name, deps in (extra or {}).items():
+        graph.setdefault(name, set()).update(deps)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circles_anywhere_in_the_package():
+    assert _circles(_module_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    # a check that cannot fail is not evidence: one added edge back from the store to the status check closes one
+    graph = _module_graph({"lorapriv_utils.store": {"lorapriv_utils.mia.records.status"}})
+    assert any("lorapriv_utils.store" in circle for circle in _circles(graph))
+
+
+@pytest.mark.parametrize("name", ["numbers", "provenance", "catalogue", "store", "declared"])
+def test_the_shared_modules_import_nothing_from_the_engine(name):
+    assert not {n for n in _imports(PACKAGE / f"{name}.py") if n.startswith("lorapriv_utils.mia")}

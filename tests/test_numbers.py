@@ -114,11 +114,11 @@ def test_check_rank(bad):
 
 
 def test_measured_times_come_from_the_records(monkeypatch):
-    from lorapriv_utils.mia.records import status
+    from lorapriv_utils import catalogue
     from lorapriv_utils.numbers import measured_times
 
     seconds = {("whitebox",): 3725.0, ("alignment", "results-b3"): 30.0}
-    monkeypatch.setattr(status, "measured_seconds", lambda *names: seconds[names])
+    monkeypatch.setattr(catalogue, "measured_seconds", lambda *names: seconds[names])
     quoted = measured_times("b2", {"game": ("whitebox",), "both": ("alignment", "results-b3")})
     assert quoted == {"b2_game_minutes": 62.0, "b2_both_minutes": 0.5}  # two significant digits
     assert measured_times("b2", {"game": ("whitebox",)}, unit="hours") == {"b2_game_hours": 1.0}

@@ -31,17 +31,18 @@ def test_measurement_main_writes_the_record_atomically(tmp_path):
 
     import pytest
 
+    from lorapriv_utils.mia.experiments import producers
     from lorapriv_utils.mia.records.specs import measurement_spec
     from lorapriv_utils.scale import current_scale
     from lorapriv_utils.store import key_of, read_record
 
     path = tmp_path / "deep" / "m.json"
-    provenance.measurement_main([str(path)], "some.module", lambda: {"curve": [1], "wall_seconds": 0.5}, "alignment")
+    producers.measurement_main([str(path)], "some.module", lambda: {"curve": [1], "wall_seconds": 0.5}, "alignment")
     record = read_record(path, "alignment")  # its envelope and checksum verify
     assert record["curve"] == [1] and record["wall_seconds"] == 0.5
     assert record["manifest"]["key"] == key_of(measurement_spec("alignment", current_scale()))
     with pytest.raises(SystemExit, match="usage: python -m some.module PATH.json"):
-        provenance.measurement_main([], "some.module", dict, "alignment")
+        producers.measurement_main([], "some.module", dict, "alignment")
 
 
 def test_git_dirty_ignores_the_results_folder(tmp_path):

@@ -160,8 +160,8 @@ def pretrained_record(scale: Scale, texts: int = 512, draws: int = 1000) -> dict
 def main(argv: list[str] | None = None) -> None:
     """``python -m lorapriv_utils.mia.experiments.alignment PATH``: measure at the start of fine-tuning, write JSON
     atomically (scale from LORAPRIV_SCALE)."""
-    from ...provenance import measurement_main
     from ...scale import current_scale
+    from .producers import measurement_main
 
     measurement_main(
         argv, "lorapriv_utils.mia.experiments.alignment", lambda: pretrained_record(current_scale()), "alignment"

@@ -96,8 +96,8 @@ def record(scale: Scale, repeats: int = 3, texts: int = 1024) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m lorapriv_utils cost PATH.json``: measure at the scale of ``LORAPRIV_SCALE``, write the record."""
-    from ...provenance import measurement_main
     from ...scale import current_scale
+    from .producers import measurement_main
 
     measurement_main(argv, "lorapriv_utils cost", lambda: record(current_scale()), "rowscale-cost")
 

@@ -126,8 +126,8 @@ def record(
 def main(argv: list[str] | None = None) -> None:
     """``python -m lorapriv_utils.mia.experiments.multiplier PATH``: measure, write JSON atomically (scale from
     LORAPRIV_SCALE)."""
-    from ...provenance import measurement_main
     from ...scale import current_scale
+    from .producers import measurement_main
 
     measurement_main(argv, "lorapriv_utils.mia.experiments.multiplier", lambda: record(current_scale()), "multiplier")
 

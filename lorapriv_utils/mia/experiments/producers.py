@@ -106,3 +106,19 @@ def _checked(name: str, parser: argparse.ArgumentParser, args: argparse.Namespac
     if hasattr(args, "path") and not str(args.path).endswith(".json"):
         parser.error(f"{args.path}: give the path of a .json file to write")
     return args
+
+
+def measurement_main(argv: list[str] | None, prog: str, make_record, kind: str) -> None:
+    """The command line of a committed measurement, ``python -m PROG PATH.json`` (scale from LORAPRIV_SCALE):
+    ``make_record()`` written as JSON atomically, with the spec of measurement ``kind`` and a checksum."""
+    import sys
+
+    from ...scale import current_scale
+    from ...store import seal, write_record
+    from ..records.specs import measurement_spec
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0].startswith("-") or not args[0].endswith(".json"):
+        raise SystemExit(f"usage: python -m {prog} PATH.json  (scale from LORAPRIV_SCALE)")
+    record = write_record(args[0], seal(make_record(), measurement_spec(kind, current_scale()), kind))
+    print(f"wrote {args[0]} in {record['wall_seconds']:.0f} s")

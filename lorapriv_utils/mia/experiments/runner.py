@@ -48,6 +48,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from ...catalogue import wall_seconds
 from ...files import Lock
 from ...provenance import git_commit, git_dirty, package_versions, refresh_stamp, runtime
 from ...scale import EngineScale, Scale
@@ -68,7 +69,6 @@ from ..engine import data as data_mod
 from ..engine import finetune, models
 from ..engine.training import row_sums, text_losses, text_scores
 from ..records import specs
-from ..records.status import wall_seconds
 from .grid import REFERENCES, Cell, check_ranks, plan, result_path, shard
 
 __all__ = ["Cell", "Overrides", "Runner", "check_ranks", "plan", "read_scores", "scores_digest", "scores_path", "shard"]

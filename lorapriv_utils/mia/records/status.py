@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ... import declared
-from ...catalogue import ALLOWED_STALE, CATALOGUE, PUBLISHED, Entry, allowed_stale
+from ...catalogue import (  # wall_seconds, format_duration, measured_seconds: the status report's, kept here too
+    ALLOWED_STALE,
+    CATALOGUE,
+    PUBLISHED,
+    Entry,
+    allowed_stale,
+    format_duration,
+    measured_seconds,
+    wall_seconds,
+)
 from ...files import Lock
 from ...scale import DPConfig, get_scale
 from ...store import changed_parts, key_of, kinds_of, read_record, spec_differences
@@ -44,17 +53,6 @@ class Status:
     detail: str = ""
     wall_seconds: float | None = None  # the record's own measured wall time
     changed: tuple[str, ...] = ()  # a stale record's changed key parts
-
-
-def wall_seconds(record: dict) -> float | None:
-    """A record's measured wall time, with that of the earlier record whose trained rates it took over (a widened
-    learning-rate grid, ``runner.earlier_work``); None where the record has none."""
-    manifest = record.get("manifest", {})
-    wall = manifest.get("wall_seconds", record.get("wall_seconds"))
-    if not isinstance(wall, int | float):
-        return None
-    earlier = manifest.get("reused", {}).get("wall_seconds")
-    return float(wall) + (float(earlier) if isinstance(earlier, int | float) else 0.0)
 
 
 def _options(manifest: dict) -> dict:
@@ -253,15 +251,6 @@ def refresh(statuses: list[Status], root: Path = PUBLISHED, data_dir=None) -> tu
     return done, left
 
 
-def format_duration(seconds: float) -> str:
-    """A measured duration in words: seconds, minutes or hours."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def wall_times(statuses: list[Status]) -> dict[str, float]:
     """Each catalogue entry's records' measured wall times, summed (sharded runs: the sum over shards)."""
     out: dict[str, float] = {}
@@ -269,21 +258,6 @@ def wall_times(statuses: list[Status]) -> dict[str, float]:
         if s.wall_seconds is not None:
             out[s.entry] = out.get(s.entry, 0.0) + s.wall_seconds
     return out
-
-
-def measured_seconds(*names: str, root: Path = PUBLISHED) -> float:
-    """The measured wall time of the records of catalogue entries ``names`` (or of every entry whose Make target
-    a name is), summed over records: what a chapter quotes as the cost of its results.  Reads only the records'
-    own wall times (no key checks: seconds)."""
-    known = {e.name for e in CATALOGUE} | {e.make for e in CATALOGUE}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise KeyError(f"no catalogue entry or Make target {', '.join(unknown)}")
-    total = 0.0
-    for entry in CATALOGUE:
-        if entry.name in names or entry.make in names:
-            total += sum(wall_seconds(read_record(path, declared=False)) or 0.0 for path in entry.paths(root))
-    return total
 
 
 TABLE_START, TABLE_END = "<!-- results-table:start -->", "<!-- results-table:end -->"
