@@ -84,6 +84,9 @@ class Check:
     detail: str
     role: str = "core"
     interval: tuple[float, float] | None = None  # the measured value's 95% interval, where it is an estimate
+    # one-sided bootstrap p-values (that it passes, that it fails: resampling.tail_shares), where a claim's core
+    # checks are decided together under Holm's procedure (the analysis plan's family-wise method, ``holm``)
+    p_values: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -95,6 +98,11 @@ class Check:
                     f"check {self.name!r}: interval must be two finite numbers, low <= high, got {low}, {high}"
                 )
             object.__setattr__(self, "interval", (low, high))  # a stored record reads back a list
+        if self.p_values is not None:
+            passing, failing = (float(v) for v in self.p_values)
+            if not (0 < passing <= 1 and 0 < failing <= 1):
+                raise ValueError(f"check {self.name!r}: p-values must lie in (0, 1], got {passing}, {failing}")
+            object.__setattr__(self, "p_values", (passing, failing))
 
     @property
     def is_evidence(self) -> bool:
@@ -110,8 +118,9 @@ class Check:
 
     def as_record(self) -> dict:
         record = asdict(self)
-        if self.interval is None:  # the checks that carry no interval are stored as before
-            del record["interval"]
+        for name in ("interval", "p_values"):  # the checks that carry neither are stored as before
+            if record[name] is None:
+                del record[name]
         return record
 
 
@@ -172,12 +181,43 @@ def check_bound(
     return Check(name, _round(value), _round(bound), bool(passed), detail, role, interval)
 
 
+def holm(p_values: list[float], level: float = 0.05) -> list[bool]:
+    """Holm's step-down procedure: which of the hypotheses with ``p_values`` are rejected at family-wise error
+    ``level`` (the smallest p against level/k, the next against level/(k-1), ..., stopping at the first that is
+    not below its bound).  A NaN p-value is never rejected."""
+    if not 0 < level < 1:
+        raise ValueError(f"the level must lie in (0, 1), got {level!r}")
+    order = sorted(range(len(p_values)), key=lambda i: (math.isnan(p_values[i]), p_values[i]))
+    rejected = [False] * len(p_values)
+    for rank, i in enumerate(order):
+        p = p_values[i]
+        if math.isnan(p) or p >= level / (len(p_values) - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def family_outcomes(checks: list[Check], level: float = 0.05) -> dict[str, str]:
+    """The outcome of each core check that carries p-values when a claim's such checks are decided together:
+    ``passes`` where Holm rejects "it fails" among them, ``fails`` where Holm rejects "it passes", else
+    ``unresolved``."""
+    family = [c for c in checks if c.role == "core" and c.p_values is not None]
+    passes = holm([c.p_values[0] for c in family], level)
+    fails = holm([c.p_values[1] for c in family], level)
+    return {
+        c.name: "passes" if ok else "fails" if bad else "unresolved"
+        for c, ok, bad in zip(family, passes, fails, strict=True)
+    }
+
+
 def verdict_from(checks: list[Check]) -> str:
-    """The verdict that the evidence checks support (see the module docstring)."""
+    """The verdict that the evidence checks support (see the module docstring); core checks that carry p-values
+    are decided together, under Holm's procedure (:func:`family_outcomes`)."""
     evidence = [c for c in checks if c.is_evidence]
     if not evidence:
         return "not testable here"
-    core = [c.outcome for c in evidence if c.role == "core"]
+    family = family_outcomes(evidence)
+    core = [family.get(c.name, c.outcome) for c in evidence if c.role == "core"]
     if "fails" in core:
         return "fails"
     if "unresolved" in core or any(c.outcome != "passes" for c in evidence if c.role == "caveat"):

@@ -267,3 +267,20 @@ def test_the_results_table_comes_from_the_catalogue_and_the_records(tmp_path):
     b3 = next(r for r in rows if ">results-b3<" in r)
     assert format_duration(measured_seconds("results-b3")) in b3 and "nothing more" in b3
     assert "DATA_DIR=../shared/data" in next(r for r in rows if ">results-a6-pretrained<" in r)
+
+
+def test_the_claims_records_table_gives_each_chapter_s_records_and_their_measured_cost(tmp_path):
+    """``{claims-records-table}``: one row per chapter that reads committed records, its measured wall time summed
+    from the records and the 16-core bound derived from it (never typed)."""
+    from lorapriv_utils.catalogue import CATALOGUE, format_duration, measured_seconds
+
+    conf = CONF.replace('"offline_mathjax"]', '"results_table"]')
+    (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
+    (tmp_path / "index.md").write_text("# Reproducing\n\n```{claims-records-table}\n```\n")
+    out, warnings = _sphinx_build(tmp_path)
+    assert "WARNING" not in warnings, warnings
+    rows = (out / "index.html").read_text().split("<tbody>")[1].split("</tr>")[:-1]
+    assert len(rows) == len({e.chapter for e in CATALOGUE})
+    b2 = next(r for r in rows if "b2_matrix_queries" in r)
+    seconds = measured_seconds("whitebox")
+    assert format_duration(seconds) in b2 and format_duration(seconds / 16) in b2 and "B-2.not-dp" in b2

@@ -68,7 +68,7 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, t
         patch.setattr(audit.finetune, "fine_tune", lambda *a, **k: pytest.fail("a current audit was recomputed"))
         assert audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
     again = audit.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
-    assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().out
+    assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().err
     fixed = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", overrides=runner.Overrides(lr=0.01))
     monkeypatch.setattr(fixed, "sweep", lambda *a, **k: pytest.fail("a rate fixed by --lr was swept"))
     at_rate = audit.run_audit(fixed, cell, config, DPConfig(noise_multiplier=0.5))

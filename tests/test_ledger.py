@@ -283,3 +283,43 @@ def test_the_readme_s_verdict_words_are_the_ledger_s():
     ):
         said = re.search(re.escape(quoted) + r"\s+(?:is\s+)?(holds|fails|qualified)", text)
         assert said and said.group(1) == by_id[claim_id], f"README's verdict of {claim_id} is not the ledger's"
+
+
+def test_holm_rejects_step_down_and_stops_at_the_first_it_cannot():
+    from lorapriv_utils.ledger import holm
+
+    assert holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]  # 0.005 < .05/4, .01 < .05/3, .03 > .05/2
+    assert holm([0.01, 0.02, 0.03]) == [True, True, True]
+    assert holm([0.2, float("nan"), 0.001]) == [False, False, True]
+    assert holm([]) == []
+    with pytest.raises(ValueError, match="level"):
+        holm([0.01], level=1.5)
+
+
+def test_a_claim_s_core_checks_with_p_values_are_decided_together():
+    from lorapriv_utils.ledger import Check, family_outcomes, verdict_from
+
+    def check(name, p_pass, p_fail, passed=True):
+        return Check(name, 0.0, 0.0, passed, "", "core", (-1.0, 1.0) if p_pass > 0.05 else None, (p_pass, p_fail))
+
+    # each weak one would be resolved alone at 0.05, but not together with the rest: Holm compares the smaller of
+    # the two with 0.05 / 2 and stops there
+    checks = [check(f"c{k}", 0.004, 0.99) for k in range(10)] + [check(f"weak{k}", 0.03, 0.97) for k in range(2)]
+    outcomes = family_outcomes(checks)
+    assert outcomes["weak0"] == outcomes["weak1"] == "unresolved" and outcomes["c0"] == "passes"
+    assert verdict_from(checks) == "qualified"
+    failing = [check(f"c{k}", 0.004, 0.99) for k in range(3)] + [check("bad", 0.99, 0.001, passed=False)]
+    assert family_outcomes(failing)["bad"] == "fails" and verdict_from(failing) == "fails"
+    assert verdict_from([check(f"c{k}", 0.001, 0.99) for k in range(3)]) == "holds"
+
+
+def test_tail_shares_are_bootstrap_p_values_that_are_never_zero():
+    import numpy as np
+
+    from lorapriv_utils.mia.attacks.resampling import tail_shares
+
+    draws = np.linspace(-1, 1, 199)
+    above, below = tail_shares(draws, 2.0)
+    assert above == 1 / 200 and below == 1.0
+    assert tail_shares(draws, 0.0) == (101 / 200, 101 / 200)  # the draw at 0 counts on both sides
+    assert all(np.isnan(tail_shares([1.0, float("nan")], 0.0)))

@@ -171,7 +171,7 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     good = json.loads(path.read_text())
     path.write_text(path.read_text()[:-50])  # a partial write
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    assert "damaged or partial" in capsys.readouterr().out
+    assert "damaged or partial" in capsys.readouterr().err
     tampered = dict(good, metrics={**good["metrics"], "validation_perplexity": 1.0})
     path.write_text(json.dumps(tampered))
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
@@ -180,10 +180,10 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     arrays["members_target"][0] += 1.0
     np.savez_compressed(scores, **arrays)  # edited scores: the checksum covers them
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    assert "its arrays file does not match the record" in capsys.readouterr().out
+    assert "its arrays file does not match the record" in capsys.readouterr().err
     scores.write_bytes(scores.read_bytes()[:1000])  # a truncated scores file: reported and recomputed, no crash
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    assert "damaged or partial" in capsys.readouterr().out
+    assert "damaged or partial" in capsys.readouterr().err
 
     def no_training(self, cell, spec=None):
         raise AssertionError("retrained a cell whose metrics' settings alone changed")
@@ -193,17 +193,17 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
         # 200 resamples, not 20: with few, the Monte Carlo band reaches the extreme draw, which both may share
         stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=200)))
     assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 200
-    assert "only its metrics' settings changed: derived.bootstrap_resamples" in capsys.readouterr().out
+    assert "only its metrics' settings changed: derived.bootstrap_resamples" in capsys.readouterr().err
     before, after = good["metrics"]["reference_attack"]["auc"], stale[0]["metrics"]["reference_attack"]["auc"]
     assert after["value"] == before["value"] and after["low"] != before["low"]  # the AUC is the scores', its CI new
     assert stale[0]["metrics"]["validation_perplexity"] == good["metrics"]["validation_perplexity"]
     assert store.read_record(path)["manifest"]["key"] == key_of(stale[0]["manifest"]["spec"])  # current now
     epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
     assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
-    assert "method changed: derived.bootstrap_resamples, method.train.epochs" in capsys.readouterr().out
+    assert "method changed: derived.bootstrap_resamples, method.train.epochs" in capsys.readouterr().err
     monkeypatch.setitem(store.NUMERICS, "full", store.NUMERICS["full"] + 1)  # a bump re-keys full fine-tuning
     _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
-    assert "stale (numerics changed: numerics.full)" in capsys.readouterr().out
+    assert "stale (numerics changed: numerics.full)" in capsys.readouterr().err
 
 
 def test_keys_follow_what_the_numbers_depend_on(tmp_path):
@@ -245,7 +245,7 @@ def test_another_data_folder_makes_a_cell_stale(tmp_path, capsys):
     cells = [runner.Cell("pubmed", "full", None, 0)]
     first = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "A", 1))[0]
     second = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "B", 2))[0]
-    assert "stale (data changed: data.corpus.train)" in capsys.readouterr().out
+    assert "stale (data changed: data.corpus.train)" in capsys.readouterr().err
     assert second["manifest"]["data_provenance"]["source"].endswith(str(tmp_path / "B" / "pubmed"))
     assert second["manifest"]["split_hashes"] != first["manifest"]["split_hashes"]
     assert second["metrics"] != first["metrics"]

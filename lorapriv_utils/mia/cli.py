@@ -210,6 +210,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="recompute from their stored scores the metrics of the records whose metrics' settings alone changed "
         "(no training; Enron and PubMed records need --data-dir)",
     )
+    verify = sub.add_parser(
+        "verify",
+        allow_abbrev=False,
+        help="train one committed grid cell again, at the rate it chose, and compare every number with its record",
+    )
+    verify.add_argument("record", type=Path, help="the JSON file of a committed grid cell (results/published/...)")
+    verify.add_argument(
+        "--data-dir",
+        default=os.environ.get(data.DATA_ENV_VAR),
+        help="folder with enron/ and pubmed/, for a record made on them",
+    )
     status.add_argument(
         "--declare",
         nargs="+",
@@ -506,6 +517,35 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def run_verify(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """The ``verify`` command: exit 1 when a recomputed number falls outside the declared tolerance."""
+    from ..store import read_record
+
+    try:
+        if not args.record.is_file():
+            raise FileNotFoundError(f"no record at {args.record}: give the JSON file of a committed grid cell")
+        record = read_record(args.record, "cell")  # before torch: a damaged, altered or foreign record is one line
+        dataset = record["manifest"]["cell"]["dataset"]
+        if dataset in data.LOCAL_DATASETS:
+            data.local_files(dataset, args.data_dir)
+    except (ValueError, FileNotFoundError, KeyError) as err:
+        parser.error(f"{args.record}: {err}")
+    import transformers
+
+    from .experiments import verify
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()
+    try:
+        report = verify.recompute_cell(args.record, data_dir=args.data_dir)
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        parser.error(str(err))
+    print(verify.describe(report))
+    for item in report["outside"]:
+        print(f"  outside: {item['name']}: committed {item['committed']}, recomputed {item['recomputed']}")
+    return 0 if report["passes"] else 1
+
+
 def table(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """The ``table`` command: exit 1 when a record or scores file was damaged and skipped."""
     problems: list[str] = []
@@ -567,6 +607,8 @@ def _main(argv: list[str] | None = None) -> int:
             return status.main(args)
         except ValueError as err:  # a --data-dir that does not hold its corpora, a --declare that names no record
             parser.error(str(err))
+    if args.command == "verify":
+        return run_verify(args, parser)
     if args.command == "frontier":
         return run_frontier(args, parser)
     if args.command == "lira":

@@ -77,3 +77,18 @@ def percentile(draws, level: float = 0.95, monte_carlo: bool = True) -> tuple[fl
         float(low) if np.isfinite(low) else float(draws.min()),
         float(high) if np.isfinite(high) else float(draws.max()),
     )
+
+
+def tail_shares(draws, bound: float) -> tuple[float, float]:
+    """One-sided bootstrap p-values of a quantity against ``bound``: ``(p_above, p_below)``, the shares of the draws
+    at or above and at or below it, each counted with the point itself as one more draw ((k + 1) / (B + 1), never
+    0), so that a check "value <= bound" is resolved at level alpha when ``p_above`` < alpha and its opposite when
+    ``p_below`` < alpha (what Holm's procedure over a claim's checks reads, ``ledger.holm``).  Draws that are not all
+    finite give no p-values (NaN, NaN)."""
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.ndim != 1 or draws.size == 0:
+        raise ValueError(f"need a non-empty 1-d array of draws, got shape {draws.shape}")
+    if not np.isfinite(draws).all() or not math.isfinite(bound):
+        return math.nan, math.nan
+    count = draws.size + 1
+    return float((np.sum(draws >= bound) + 1) / count), float((np.sum(draws <= bound) + 1) / count)

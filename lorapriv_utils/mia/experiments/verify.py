@@ -1,0 +1,124 @@
+"""Recompute one committed grid cell from nothing and compare every number with the record (``python -m
+lorapriv_utils verify PATH``; ``make verify`` runs a declared subset, ``tools/verify.py``).
+
+The cell is trained again, at the rate its record chose (``--lr``, so that its sweep is not repeated: the sweep only
+chose the rate), with the record's own other options, one thread, in a temporary folder; then each number of its
+metrics (attack AUCs and TPRs with their intervals, perplexity, final loss) is compared with the committed one.  On
+the platform a record was made on the numbers are expected to agree bit for bit; across CPUs, float32 kernels differ
+in their last bits, which training carries into the fourth or fifth significant digit, so the declared tolerance is
+:data:`TOLERANCE`, far below any threshold a verdict reads (the smallest is 0.02 in AUC).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...store import read_record
+from .grid import Cell
+
+# a number passes when |committed - recomputed| <= ABS or <= REL x |committed|
+TOLERANCE = {"abs": 1e-3, "rel": 1e-3}
+SKIPPED = ("lr_selection",)  # what differs by design: the recomputation fixes the rate its sweep chose
+TIMES = ("seconds", "wall_seconds")  # measured durations, never compared
+
+
+@dataclass(frozen=True)
+class Difference:
+    name: str
+    committed: float
+    recomputed: float
+
+    @property
+    def error(self) -> float:
+        return abs(self.committed - self.recomputed)
+
+    @property
+    def passes(self) -> bool:
+        if not (math.isfinite(self.committed) and math.isfinite(self.recomputed)):
+            return self.committed == self.recomputed or (math.isnan(self.committed) and math.isnan(self.recomputed))
+        return self.error <= max(TOLERANCE["abs"], TOLERANCE["rel"] * abs(self.committed))
+
+
+def numbers(metrics: dict, prefix: str = "") -> dict[str, float]:
+    """Every number of a record's metrics by its dotted name (booleans, notes and measured times left out)."""
+    out: dict[str, float] = {}
+    for name, value in metrics.items():
+        if not prefix and name in SKIPPED:
+            continue
+        if isinstance(value, dict):
+            out.update(numbers(value, f"{prefix}{name}."))
+        elif isinstance(value, int | float) and not isinstance(value, bool) and name not in TIMES:
+            out[f"{prefix}{name}"] = float(value)
+    return out
+
+
+def compare(committed: dict, recomputed: dict) -> list[Difference]:
+    """Each number of ``committed``'s metrics beside ``recomputed``'s (a number missing from the recomputation is
+    NaN there, and fails)."""
+    new = numbers(recomputed)
+    return [Difference(name, value, new.get(name, math.nan)) for name, value in numbers(committed).items()]
+
+
+def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool = False) -> dict:
+    """Train the cell of the committed record at ``path`` again and compare (see the module docstring): a report
+    with the record's name, its scale, how many numbers were compared, the largest difference, the numbers that
+    fall outside the tolerance and the wall time of the recomputation."""
+    from ...scale import get_scale
+    from .runner import Overrides, Runner, result_path, set_threads
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no record at {path}: give the JSON file of a committed grid cell")
+    record = read_record(path, "cell", with_arrays=True)[0]  # a declared store refuses an altered or foreign record
+    manifest = record["manifest"]
+    cell = Cell(**manifest["cell"])
+    scale = get_scale(manifest["config"]["scale"])
+    own = {k: v for k, v in (manifest["config"].get("overrides") or {}).items() if v is not None}
+    overrides = Overrides(
+        epochs=own.get("epochs"), optimizer=own.get("optimizer"), lr=record["metrics"]["lr_selection"]["chosen"]
+    )
+    set_threads(manifest.get("torch_threads") or 1)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="lorapriv-verify-") as scratch:
+        folder = Path(out) if out is not None else Path(scratch)
+        work = Runner(
+            scale,
+            folder,
+            overrides,
+            data_dir=data_dir,
+            progress=progress,
+            reference=manifest["config"].get("reference", "same"),
+        )
+        work.run([cell])
+        again = read_record(result_path(folder, scale, cell), "cell")
+    seconds = time.perf_counter() - start
+    differences = compare(record["metrics"], again["metrics"])
+    worst = max(differences, key=lambda d: d.error if math.isfinite(d.error) else math.inf)
+    return {
+        "record": path.name if path.parent == Path(".") else "/".join(path.parts[-3:]),
+        "scale": scale.name,
+        "cell": cell.name,
+        "lr": overrides.lr,
+        "numbers": len(differences),
+        "identical": sum(d.error == 0 for d in differences),
+        "largest": {"name": worst.name, "committed": worst.committed, "recomputed": worst.recomputed},
+        "outside": [d.__dict__ for d in differences if not d.passes],
+        "passes": all(d.passes for d in differences),
+        "seconds": seconds,
+        "committed_seconds": manifest.get("wall_seconds"),
+    }
+
+
+def describe(report: dict) -> str:
+    """One line of a cell's verification."""
+    largest = report["largest"]
+    verdict = "passes" if report["passes"] else f"FAILS ({len(report['outside'])} numbers outside the tolerance)"
+    return (
+        f"{report['record']}: {verdict}; {report['numbers']} numbers compared, {report['identical']} identical, "
+        f"largest difference {abs(largest['committed'] - largest['recomputed']):.2g} ({largest['name']}); "
+        f"recomputed in {report['seconds']:.0f} s"
+    )
