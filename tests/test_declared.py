@@ -253,3 +253,19 @@ def test_no_option_of_the_command_line_is_matched_by_prefix():
     parser = cli.build_parser()
     assert parser.allow_abbrev is False
     assert all(sub.allow_abbrev is False for sub in parser.commands.values())
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--workers", "0"], "--workers: must be >= 1"),
+        (["--launcher", "submitit-local", "--workers", "2"], "--workers: only the local launcher"),
+        (["--partition", "cpu"], "--partition: only --launcher slurm or submitit-local"),
+        (["--launcher", "submitit-local", "--mem-gb", "0"], "--mem-gb: must be >= 1"),
+        (["--workers", "2", "--accelerate"], "--accelerate: data-parallel training runs in this process"),
+        (["--launcher", "slurm"], "--launcher slurm: no sbatch here"),  # this machine and CI have no Slurm
+    ],
+)
+def test_the_launcher_s_options_are_checked_before_torch(tmp_path, argv, message):
+    done = _cli("run", "--datasets", "ptb", "--methods", "full", "--out", str(tmp_path), *argv)
+    assert done.returncode == 2 and message in done.stderr, done.stderr[-600:]

@@ -658,3 +658,20 @@ def test_a_rate_whose_loss_diverges_loses_the_sweep_and_the_others_go_on(tmp_pat
     monkeypatch.setattr(runner.Runner, "lr_rule", lambda self, method: {"grid": list(grid_rates), "rule": "test"})
     with pytest.raises(ValueError, match="lora: every rate of the sweep diverged; pass lower rates with --lr-grid"):
         _run(tmp_path / "all", CELLS[1:])
+
+
+@pytest.mark.parametrize("launcher, workers", [("submitit-local", 1), ("local", 2)])
+def test_a_grid_run_as_jobs_writes_the_serial_run_s_records(tmp_path, tiny_tree, launcher, workers):
+    """Two cells through submitit's local executor (the Slurm path's jobs, as processes here) or a pool of two
+    one-thread processes: the same records as the session's serial run, number for number."""
+    from lorapriv_utils.mia.experiments import jobs
+
+    job = jobs.CellJob(SCALE, str(tmp_path), tuple(vars(runner.Overrides()).items()), device="cpu", threads=1)
+    paths = jobs.launch(job, CELLS, launcher, workers=workers, slurm=jobs.Slurm(time_min=30))
+    assert paths == [str(runner.result_path(tmp_path, SCALE, cell)) for cell in CELLS]
+    for path, serial in zip(paths, _published(tiny_tree), strict=True):
+        record = store.read_record(path, "cell")
+        assert record["manifest"]["key"] == serial["manifest"]["key"]
+        assert record["metrics"] == serial["metrics"] and record["scores_sha256"] == serial["scores_sha256"]
+    with pytest.raises(ValueError, match="--launcher: choose one of local, slurm, submitit-local"):
+        jobs.launch(job, CELLS, "pbs")

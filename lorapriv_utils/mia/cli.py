@@ -110,13 +110,87 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def _launcher_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--launcher",
+        default="local",
+        choices=["local", "slurm", "submitit-local"],
+        help="how the cells run: local (this process, or --workers one-thread processes; default), slurm (a "
+        "Slurm job array through submitit, one one-core job a cell) or submitit-local (the same jobs as local "
+        "processes)",
+    )
+    run.add_argument("--workers", type=int, default=1, help="local: one-thread processes at once (default 1)")
+    run.add_argument("--partition", default=None, help="slurm: the partition (default: the cluster's)")
+    run.add_argument("--time-min", type=int, default=None, help="slurm: each job's time limit in minutes (240)")
+    run.add_argument("--mem-gb", type=int, default=None, help="slurm: each job's memory in GB (16)")
+    run.add_argument("--max-running", type=int, default=None, help="slurm: jobs of the array at once (32)")
+    run.add_argument("--gpus", type=int, default=None, help="slurm: GPUs per job (0; give 1 with --device cuda)")
+
+
+SLURM_OPTIONS = ("partition", "time_min", "mem_gb", "max_running", "gpus")
+
+
+def check_launcher(args: argparse.Namespace) -> None:
+    """The launcher's options (no torch): one line naming the option a launcher does not take."""
+    import shutil
+
+    if args.workers < 1:
+        raise ValueError(f"--workers: must be >= 1, got {args.workers}")
+    if args.workers > 1 and args.launcher != "local":
+        raise ValueError(f"--workers: only the local launcher takes it; {args.launcher} runs one job a cell")
+    given = [name for name in SLURM_OPTIONS if getattr(args, name) is not None]
+    if given and args.launcher == "local":
+        raise ValueError(f"--{given[0].replace('_', '-')}: only --launcher slurm or submitit-local takes it")
+    if args.gpus is not None and args.gpus < 0:
+        raise ValueError(f"--gpus: must be >= 0, got {args.gpus}")
+    for name in ("time_min", "mem_gb", "max_running"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')}: must be >= 1, got {getattr(args, name)}")
+    if args.accelerate and (args.launcher != "local" or args.workers > 1):
+        raise ValueError("--accelerate: data-parallel training runs in this process; drop --launcher/--workers")
+    if args.launcher == "slurm" and shutil.which("sbatch") is None:
+        raise ValueError(
+            "--launcher slurm: no sbatch here; run on a Slurm login node, or try the jobs with "
+            "--launcher submitit-local"
+        )
+
+
+def launched(args: argparse.Namespace, scale, cells) -> list[dict]:
+    """Run ``cells`` as jobs (:mod:`.experiments.jobs`) and read their records back."""
+    from dataclasses import asdict
+
+    from ..store import read_record
+    from .experiments import jobs
+    from .experiments.runner import Overrides
+
+    overrides = Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, lr_grid=args.lr_grid)
+    job = jobs.CellJob(
+        scale,
+        str(args.out),
+        tuple(asdict(overrides).items()),
+        data_dir=args.data_dir,
+        reference=args.reference,
+        device=args.device,
+        threads=args.threads or 1,
+        hub=args.hub,
+    )
+    defaults = jobs.Slurm()
+    slurm = jobs.Slurm(
+        **{n: getattr(args, n) if getattr(args, n) is not None else getattr(defaults, n) for n in SLURM_OPTIONS}
+    )
+    paths = jobs.launch(job, cells, args.launcher, workers=args.workers, slurm=slurm)
+    return [read_record(path, "cell") for path in paths]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m lorapriv_utils", description=__doc__.split("\n\n")[0], allow_abbrev=False
     )
     sub = parser.add_subparsers(dest="command", required=True)
     parser.commands = sub.choices  # each command's own parser: its errors show its own usage
-    _grid_arguments(sub.add_parser("run", allow_abbrev=False, help="run a membership-inference grid (resumable)"))
+    run = sub.add_parser("run", allow_abbrev=False, help="run a membership-inference grid (resumable)")
+    _grid_arguments(run)
+    _launcher_arguments(run)
     audit = sub.add_parser(
         "audit", allow_abbrev=False, help="audit methods with canaries in one training run (epsilon lower bounds)"
     )
@@ -484,9 +558,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             canaries = CanaryConfig(canaries=args.canaries, guesses_each_side=args.guesses)
             if args.noise_multiplier is not None and not args.noise_multiplier > 0:
                 raise ValueError(f"--noise-multiplier: must be > 0, got {args.noise_multiplier}")
+        else:
+            check_launcher(args)
 
     except (ValueError, FileNotFoundError, ConnectionError) as err:
         parser.error(str(err))
+    if canaries is None and (args.launcher != "local" or args.workers > 1):
+        try:
+            records = launched(args, scale, cells)
+        except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
+            parser.error(str(err))
+        print(report.as_text(report.summary_rows(records)))
+        print(f"{len(cells)} cells done through --launcher {args.launcher}; results in {args.out / scale.name}")
+        return 0
     try:
         work = engine_runner(args, scale, accelerate=args.accelerate, reference=args.reference)
 
