@@ -2,7 +2,9 @@
 reader quoting a number can quote the exact source (Sphinx extension).
 
 The commit is that of the checkout being built (``git rev-parse``), marked ``+ local changes``
-when the working tree differs from it; outside a git checkout the footer says so.
+when the working tree differs from it; outside a git checkout the footer says so.  A book built from a clean checkout
+points its launch and source links (Binder, the repository button) at that commit rather than at the branch, so that
+a cited page opens the notebooks it was built from.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def _set_footer(app: Sphinx, config) -> None:
     options = dict(config.html_theme_options or {})
     footer = footer_html(repository, commit, dirty, datetime.date.today())
     options["extra_footer"] = (options.get("extra_footer") or "") + footer
+    if commit != "unknown" and not dirty:  # Binder and the source links open the commit the book was built from
+        options["repository_branch"] = commit
     config.html_theme_options = options
     config.lorapriv_commit = commit
     # the repository's address, for pages to link to it: {{ repository }} and {{ readme }} (MyST substitutions)

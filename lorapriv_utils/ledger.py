@@ -27,6 +27,9 @@ Checks have roles, so that a reader can tell evidence from the testing of our to
   stops the notebook and the book build, instead of flipping a verdict.
 * ``identity`` checks confirm an algebraic identity to a stated tolerance.  They are shown,
   never counted as evidence, and their failure is a bug too.
+* ``power`` checks say whether the runs can test the claim at all (the analysis plan's power condition: the models
+  compared learned their task).  They are not evidence about the claim; a power check that does not pass makes the
+  claim ``not testable here``, whatever its other checks say, and is shown as the reason.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ VERDICTS = ("holds", "fails", "qualified", "not testable here")
 OUTCOMES = ("passes", "fails", "unresolved")
 STATUSES = ("holds", "fails", "qualified", "pending", "not testable here")
 EVIDENCE_ROLES = ("core", "caveat")
-ROLES = (*EVIDENCE_ROLES, "instrument", "identity")
+ROLES = (*EVIDENCE_ROLES, "instrument", "identity", "power")
 PAPERS = ("A", "B")
 LEDGER_ENV_VAR = "LORAPRIV_LEDGER_DIR"
 REGISTER_FILE = "claims.yml"
@@ -214,7 +217,7 @@ def verdict_from(checks: list[Check]) -> str:
     """The verdict that the evidence checks support (see the module docstring); core checks that carry p-values
     are decided together, under Holm's procedure (:func:`family_outcomes`)."""
     evidence = [c for c in checks if c.is_evidence]
-    if not evidence:
+    if not evidence or any(c.role == "power" and c.outcome != "passes" for c in checks):
         return "not testable here"
     family = family_outcomes(evidence)
     core = [family.get(c.name, c.outcome) for c in evidence if c.role == "core"]
@@ -251,7 +254,7 @@ class Claim:
     def __post_init__(self) -> None:
         if not self.claim_id:
             raise ValueError("claim_id must be non-empty")
-        broken = [c.name for c in self.checks if not c.is_evidence and not c.passed]
+        broken = [c.name for c in self.checks if c.role in ("instrument", "identity") and not c.passed]
         if broken:
             raise InstrumentError(
                 f"claim {self.claim_id}: {len(broken)} check(s) of our own instruments or identities failed "

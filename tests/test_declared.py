@@ -188,6 +188,7 @@ def test_every_command_checks_its_arguments_before_importing_torch():
     assert done.stderr.count("unrecognized arguments: --bogus") == len(commands)
 
 
+@pytest.mark.slow  # imports torch, through the two producers
 def test_the_producers_parsers_match_their_modules():
     from lorapriv_utils.mia.experiments import dp_compare, whitebox
 

@@ -76,3 +76,17 @@ def test_the_ledger_shows_symbols_not_ascii_mathematics():
     assert readable(r"$\varepsilon$ and $\sigma$") == "ε and σ"
     shown = readable("eps_rho, delta_rho and kappa_n; 0.25 +- 0.01").replace("\u200b", "")
     assert shown == "ε_ρ, δ_ρ and κ_n; 0.25 ± 0.01"
+
+
+def test_a_clean_build_points_binder_and_the_source_links_at_its_commit(monkeypatch):
+    from types import SimpleNamespace
+
+    def configured(commit, dirty):
+        monkeypatch.setattr(build_footer, "build_provenance", lambda root: (commit, dirty))
+        config = SimpleNamespace(html_theme_options={"repository_url": "u", "repository_branch": "main"})
+        build_footer._set_footer(SimpleNamespace(srcdir="."), config)
+        return config.html_theme_options["repository_branch"]
+
+    assert configured("c" * 40, False) == "c" * 40  # a cited page's Binder opens the notebooks it was built from
+    assert configured("c" * 40, True) == "main"  # local changes: no commit holds them
+    assert configured("unknown", False) == "main"

@@ -323,3 +323,15 @@ def test_tail_shares_are_bootstrap_p_values_that_are_never_zero():
     assert above == 1 / 200 and below == 1.0
     assert tail_shares(draws, 0.0) == (101 / 200, 101 / 200)  # the draw at 0 counts on both sides
     assert all(np.isnan(tail_shares([1.0, float("nan")], 0.0)))
+
+
+def test_a_power_check_that_does_not_pass_makes_the_claim_not_testable_here():
+    from lorapriv_utils.ledger import Check, Claim, verdict_from
+
+    core = Check("the claim's comparison", 0.1, 0.0, True, "", "core")
+    learned = Check("the models learned their task", 0.9, 0.5, True, "", "power")
+    barely = Check("the models learned their task", 0.1, 0.5, False, "", "power")
+    assert verdict_from([core, learned]) == "holds"
+    assert verdict_from([core, barely]) == "not testable here"  # never fails, holds or is qualified on no power
+    assert Claim("X-1", "test", [core, barely]).verdict == "not testable here"  # a failed power check is no bug
+    assert not barely.is_evidence

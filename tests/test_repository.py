@@ -148,3 +148,30 @@ def test_an_unfinished_runs_journal_is_committed_only_under_results_pending():
         assert not ignored(f"results/pending/cpu-pretrained/enron/{name}")
         assert ignored(f"results/cpu-pretrained/enron/{name}") and ignored(f"scratch/{name}")
     assert ignored("results/pending/cpu-pretrained/enron/.full-s1.json.lock")  # a lock never
+
+
+def test_one_version_names_the_release_everywhere_and_its_commit_is_real():
+    """pyproject.toml's version is CITATION.cff's, the software BibTeX's and the CHANGELOG's latest entry's; the
+    commit CITATION.cff names, once a release names one, exists and carries that version."""
+    import re
+    import subprocess
+    import tomllib
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
+    assert str(citation["version"]) == version
+    assert f"version = {{{version}}}" in (REPO / "book" / "how_to_cite.md").read_text(encoding="utf-8")
+    entries = re.findall(r"^## (\d+\.\d+\.\d+) ", (REPO / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert entries and entries[0] == version, "the CHANGELOG's latest entry is not this version"
+    assert all("Verdicts that moved" in block for block in (REPO / "CHANGELOG.md").read_text().split("\n## ")[1:2])
+    if "commit" in citation:
+        done = subprocess.run(
+            ["git", "show", f"{citation['commit']}:pyproject.toml"], cwd=REPO, capture_output=True, text=True
+        )
+        shallow = subprocess.run(
+            ["git", "rev-parse", "--is-shallow-repository"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        if done.returncode != 0 and shallow == "true":
+            pytest.skip("a shallow clone holds no earlier commit to check")
+        assert done.returncode == 0, f"CITATION.cff names commit {citation['commit']}, which this clone lacks"
+        assert f'version = "{version}"' in done.stdout

@@ -436,6 +436,25 @@ PAIRS = (
 # compressed DP-SGD is ahead of DP-LoRA-FA at every eps and rank, and ahead of DP-SGD only below about 0.3 (DP-SGD
 # leads from about 0.6).  Certificates in FIG5_EPS are the accuracy claim's core.
 FIG5_EPS = (0.1, 1.0)
+# Paper B's Fig. 5 as its authors published it (ResNet-50 fine-tuned privately on CIFAR-10, test accuracy in %, read
+# off the vector figure of the authors' post, hu2026blog): the published reference for B-3.accuracy.
+FIG5_BY_RANK = pd.DataFrame(
+    [
+        ("compressed DP-SGD (M2)", 0.2, 72.7, 76.8, 79.7, 81.1, 82.1, 81.6),
+        ("DP-LoRA-FA", 0.2, 65.0, 72.7, 76.9, 79.8, 81.0, 81.2),
+        ("compressed DP-SGD (M2)", 0.4, 73.5, 77.0, 80.6, 82.7, 83.6, 84.1),
+        ("DP-LoRA-FA", 0.4, 65.4, 74.0, 78.8, 81.4, 82.9, 82.6),
+    ],
+    columns=["method", "eps", "r = 32", "r = 64", "r = 128", "r = 256", "r = 512", "r = 700"],
+)
+FIG5_BY_EPS = pd.DataFrame(  # at one rank and delta, which the figure does not state
+    [
+        ("DP-SGD", 80.2, 81.1, 82.7, 83.3, 84.2, 84.8),
+        ("DP-LoRA-FA", 80.4, 81.1, 82.1, 82.7, 83.3, 83.7),
+        ("compressed DP-SGD (M2)", 81.3, 82.0, 82.7, 83.8, 84.2, 84.5),
+    ],
+    columns=["method", "eps 0.12", "eps 0.17", "eps 0.28", "eps 0.39", "eps 0.60", "eps 0.81"],
+)
 DPSGD_LEAD_EPS = 0.3
 # Fig. 5's private models keep most of what fine-tuning gains; a DP-trained weight set that keeps less than this
 # share of its own gain without noise (in perplexity below the base model) has barely moved
@@ -891,7 +910,7 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
                     interval=(float(row.low), float(row.high)),
                 )
             )
-        if role == "core":
+        if role == "core":  # the analysis plan's power condition (version 1): without it the claim is not tested
             checks.append(
                 check_bound(
                     f"eps = {eps:.3g}: the DP-trained models learn the task (DP-LoRA-FA keeps at least "
@@ -899,7 +918,7 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
                     learned_share(frame, "lorafa", sigma, base_ppl),
                     LEARNS_SHARE,
                     direction=">=",
-                    role="caveat",
+                    role="power",
                 )
             )
     if not in_range:
@@ -938,7 +957,9 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
         "per-text loss on the non-members, which no model of a cell trained on, compared text by text; its "
         "interval resamples the seeds and then the texts, so it holds the seed-to-seed variation. Fig. 5's private "
         "models learn most of their task; where DP-LoRA-FA keeps less than half of its gain without noise the "
-        "models compared have barely moved from the base model, and a caveat says so.",
+        "models compared have barely moved from the base model, the runs have no power to test the claim, and it "
+        "is not testable here (the analysis plan's power condition, version 1; under version 0 that was a caveat "
+        "and the verdict read qualified).",
     )
 
 
