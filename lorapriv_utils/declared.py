@@ -29,10 +29,10 @@ DECLARED = "declared.json"
 
 # the options each record kind's spec depends on (a record of another kind depends on none)
 OPTIONS = {
-    "cell": ("epochs", "lr", "lr_grid", "optimizer", "reference"),
-    "frontier-point": ("optimizer", "checkpoints"),
-    "lira-references": ("epochs", "lr", "lr_grid", "optimizer", "reference", "references"),
-    "canary-audit": ("epochs", "lr", "lr_grid", "optimizer", "canaries", "dp"),
+    "cell": ("epochs", "lr", "lr_grid", "optimizer", "reference", "device", "precision"),
+    "frontier-point": ("optimizer", "checkpoints", "device", "precision"),
+    "lira-references": ("epochs", "lr", "lr_grid", "optimizer", "reference", "references", "device", "precision"),
+    "canary-audit": ("epochs", "lr", "lr_grid", "optimizer", "canaries", "dp", "device", "precision"),
 }
 # each option as the command line spells it, and how its absence reads
 FLAGS = {
@@ -45,6 +45,8 @@ FLAGS = {
     "references": "--references",
     "canaries": "--canaries/--guesses",
     "dp": "--noise-multiplier",
+    "device": "--device",
+    "precision": "autocast/--accelerate",
 }
 DEFAULT = "the default"
 DEFAULTS = {  # what an option's absence means, in words
@@ -54,6 +56,7 @@ DEFAULTS = {  # what an option's absence means, in words
     "optimizer": "the method's own optimiser",
     "reference": "same",
     "dp": "the scale's DP-SGD settings",
+    "precision": "float32 in one process",
 }
 JOURNALS = ("sweep-journal", "frontier-journal")  # an unfinished run's hidden journals: not records a chapter reads
 
@@ -75,6 +78,12 @@ def options_of(record: dict) -> dict:
         found["references"] = record.get("references")
     found["canaries"] = manifest.get("canary_config")
     found["dp"] = manifest.get("dp")
+    # where and how it trained: a GPU's kernels or bf16 autocast move the numbers, which the spec's key leaves out
+    found["device"] = manifest.get("device")
+    autocast = manifest.get("autocast")
+    precision = [] if autocast in (None, "None") else [f"autocast {autocast}"]
+    precision += ["accelerate"] if manifest.get("accelerate") else []
+    found["precision"] = ", ".join(precision) or None
     return {name: _plain(found[name]) for name in wanted if found.get(name) is not None}
 
 
@@ -114,7 +123,7 @@ def difference(found: dict, expected: dict, names=None, verb: str = "made with")
 
 # ---------------------------------------------------------------- the declaration file
 
-_CACHE: dict[Path, tuple[int, dict]] = {}
+_CACHE: dict[Path, tuple[tuple[int, int, int], dict]] = {}
 
 
 def store_root(path) -> Path | None:
@@ -125,15 +134,18 @@ def store_root(path) -> Path | None:
     return None
 
 
-def load(root) -> dict:
-    """The declaration at ``root``: ``{relative path: {"entry", "options", "checksum"}}`` (empty when none)."""
+def load(root, cached: bool = True) -> dict:
+    """The declaration at ``root``: ``{relative path: {"entry", "options", "checksum"}}`` (empty when none).  Read
+    once per change of the file (its inode, size and time); ``cached=False``, always read: what a writer does under
+    the declaration's lock."""
     path = Path(root).resolve() / DECLARED
     if not path.is_file():
         return {}
-    stamp = path.stat().st_mtime_ns
-    cached = _CACHE.get(path)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
+    info = path.stat()
+    stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+    hit = _CACHE.get(path)
+    if cached and hit is not None and hit[0] == stamp:
+        return hit[1]
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         records = data["records"]
@@ -182,7 +194,9 @@ def verdict(name: str, record: dict, declared: dict | None) -> tuple[str, str]:
             f"{name} is foreign: {difference(found, declared.get('options', {}))}; rerun it with the declared "
             "options, or write experiments to a folder of their own"
         )
-    if declared.get("checksum") not in (None, record.get("checksum")):
+    if declared.get("checksum") not in (None, record.get("checksum")) and declared.get("pending") != record.get(
+        "checksum"
+    ):
         return "altered", (
             f"{name} is altered: its content is not the declared one (edited by hand, or written outside the "
             "engine); restore it with git checkout, or rerun it"
@@ -224,14 +238,29 @@ def check_write(path, record: dict) -> Path | None:
     return root
 
 
-def written(root: Path, path, record: dict) -> None:
-    """Record the checksum of a declared record just written (a rerun or a refresh under the declared options)."""
+def _set(root: Path, path, **fields) -> None:
     name = Path(path).resolve().relative_to(root).as_posix()
     with Lock(root / DECLARED):
-        records = dict(load(root))
-        if records.get(name, {}).get("checksum") != record.get("checksum"):
-            records[name] = {**records[name], "checksum": record.get("checksum")}
+        records = dict(load(root, cached=False))  # another process may have declared a record a moment ago
+        if name not in records:
+            raise UndeclaredError(f"{name} is no longer declared in {root / DECLARED}; declare it again")
+        entry = {**records[name], **fields}
+        entry = {k: v for k, v in entry.items() if v is not None or k == "checksum"}
+        if entry != records[name]:
+            records[name] = entry
             save(root, records)
+
+
+def writing(root: Path, path, record: dict) -> None:
+    """Before a declared record is rewritten: its new checksum noted as pending, so that a process stopped between
+    the record's write and :func:`written` leaves a record the declaration still accepts, not one that reads as
+    edited by hand."""
+    _set(root, path, pending=record.get("checksum"))
+
+
+def written(root: Path, path, record: dict) -> None:
+    """Record the checksum of a declared record just written (a rerun or a refresh under the declared options)."""
+    _set(root, path, checksum=record.get("checksum"), pending=None)
 
 
 def declare(root, entries: dict[str, tuple[dict, str]]) -> list[str]:
@@ -240,7 +269,7 @@ def declare(root, entries: dict[str, tuple[dict, str]]) -> list[str]:
     root = Path(root).resolve()
     lines = []
     with Lock(root / DECLARED):
-        records = dict(load(root))
+        records = dict(load(root, cached=False))
         for name, (record, entry) in sorted(entries.items()):
             new = entry_of(record, entry)
             old = records.get(name)

@@ -91,11 +91,31 @@ def check_writable(folder: Path, option: str = "--out") -> None:
         raise ValueError(f"{option}: cannot write to {folder} ({reason}); give a folder you can write to") from None
 
 
+NETWORK_FILESYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "fuse.sshfs", "9p")
+
+
+def on_network_filesystem(folder: Path) -> bool:
+    """Whether ``folder`` lies on a network file system (``/proc/mounts``; False where that cannot be read), where a
+    lock file is kept after its release: another host's cached lookup could still find a removed one."""
+    try:
+        mounts = Path("/proc/mounts").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False
+    where = os.path.realpath(folder)
+    best, kind = "", ""
+    for line in mounts:
+        parts = line.split()
+        if len(parts) >= 3 and (where == parts[1] or where.startswith(parts[1].rstrip("/") + "/")):
+            if len(parts[1]) > len(best):
+                best, kind = parts[1], parts[2]
+    return kind in NETWORK_FILESYSTEMS
+
+
 class Lock:
     """An exclusive lock on ``path`` between processes (``fcntl.flock`` on a hidden ``.NAME.lock`` beside it,
     ignored by git): the system releases it when its holder exits, so a lock left by a dead process never
-    blocks, and a clean release removes the file.  ``acquire(blocking=False)`` returns False when another process
-    holds it."""
+    blocks, and a clean release removes the file (but on a network file system, :func:`on_network_filesystem`).
+    ``acquire(blocking=False)`` returns False when another process holds it."""
 
     def __init__(self, path: Path):
         path = Path(path)
@@ -126,7 +146,8 @@ class Lock:
         import fcntl
 
         if self._fd is not None:
-            self.path.unlink(missing_ok=True)  # while still held: a waiter then sees another file and retries
+            if not on_network_filesystem(self.path.parent):  # there a cached lookup could show a removed file
+                self.path.unlink(missing_ok=True)  # while still held: a waiter then sees another file and retries
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None

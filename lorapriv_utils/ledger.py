@@ -101,10 +101,12 @@ class Check:
                     f"check {self.name!r}: interval must be two finite numbers, low <= high, got {low}, {high}"
                 )
             object.__setattr__(self, "interval", (low, high))  # a stored record reads back a list
-        if self.p_values is not None:
+        if self.p_values is not None:  # NaN: no p-value (draws that were not all finite), never resolved
             passing, failing = (float(v) for v in self.p_values)
-            if not (0 < passing <= 1 and 0 < failing <= 1):
-                raise ValueError(f"check {self.name!r}: p-values must lie in (0, 1], got {passing}, {failing}")
+            if not all(math.isnan(p) or 0 < p <= 1 for p in (passing, failing)):
+                raise ValueError(
+                    f"check {self.name!r}: p-values must lie in (0, 1] or be NaN, got {passing}, {failing}"
+                )
             object.__setattr__(self, "p_values", (passing, failing))
 
     @property
@@ -205,6 +207,8 @@ def family_outcomes(checks: list[Check], level: float = 0.05) -> dict[str, str]:
     ``passes`` where Holm rejects "it fails" among them, ``fails`` where Holm rejects "it passes", else
     ``unresolved``."""
     family = [c for c in checks if c.role == "core" and c.p_values is not None]
+    if len({c.name for c in family}) != len(family):
+        raise ValueError("a claim's core checks decided together need distinct names")
     passes = holm([c.p_values[0] for c in family], level)
     fails = holm([c.p_values[1] for c in family], level)
     return {

@@ -298,6 +298,8 @@ def write_record(path, record: dict, scores: dict | None = None) -> dict:
     if kind.arrays != (scores is not None):
         raise ValueError(f"{path}: a {kind.name} record is written {'with its' if kind.arrays else 'without'} arrays")
     store = declared.check_write(path, record)
+    if store is not None:
+        declared.writing(store, path, record)
     if scores is not None:
         if record.get("scores_sha256") != scores_digest(scores):
             raise ValueError(f"{path}: the record's scores_sha256 is not the digest of the scores written with it")

@@ -201,7 +201,7 @@ def test_the_accuracy_claim_reads_fig5_range_heldout_loss_and_learning(tiny_scal
     settings = b3.compressed_settings(records)
     assert settings == {"sample_rate": 0.02, "steps": 200, "rank": 8, "d": 64}
 
-    def claim(recs=records, base=106.0):
+    def claim(recs=records, base=107.0):  # without noise DP-LoRA-FA (101.2) lowers it 5.4%: the runs have power
         return b3.accuracy_claim(
             b3.dp_compare_frame(recs), b3.heldout_table(recs, resamples=100), settings, tiny_scale, base
         )
@@ -219,9 +219,10 @@ def test_the_accuracy_claim_reads_fig5_range_heldout_loss_and_learning(tiny_scal
 
     # in Fig. 5's range DP-LoRA-FA is core; DP-SGD only below 0.3 (Fig. 5 has DP-SGD ahead above it)
     assert role("eps = 0.8", "DP-LoRA-FA's") == "core" and role("eps = 0.8", "on all weights") == "caveat"
-    assert role("eps = 1.6", "DP-LoRA-FA's") == "caveat" and role("eps = 0.8", "learn the task") == "power"
-    small = {c.name: c.role for c in claim(_dp_records(eps_at_one=0.5)).checks}
-    assert role("eps = 0.25", "on all weights", small) == "core"
+    assert role("eps = 1.6", "DP-LoRA-FA's") == "caveat" and role("eps = 0.8", "learn the task") == "caveat"
+    assert role("the runs have power", "without noise") == "power"
+    small = {c.name: c.role for c in claim(_dp_records(eps_at_one=0.3)).checks}
+    assert role("eps = 0.15", "on all weights", small) == "core"
     # worse held-out loss in every seed fails; worse in one seed of three leaves the interval over seeds open
     assert claim(_dp_records(level={"compressed": 0.05}, eps_at_one=1.6)).verdict == "fails"
     one_seed = {"compressed": lambda seed, sigma: 0.3 if seed == 2 else -0.05}
@@ -316,5 +317,9 @@ def test_fig5_s_published_values_support_the_reading_the_verdict_uses():
     eps = [float(c.split()[1]) for c in by_eps.columns]
     assert b3.FIG5_EPS[0] <= min(eps) and max(eps) <= b3.FIG5_EPS[1]
     lead = by_eps.loc["compressed DP-SGD (M2)"].to_numpy() - by_eps.loc["DP-SGD"].to_numpy()
-    assert lead[0] > 0 and all(d >= 0 for e, d in zip(eps, lead, strict=True) if e < b3.DPSGD_LEAD_EPS)
-    assert all(d <= 0 for e, d in zip(eps, lead, strict=True) if e >= 2 * b3.DPSGD_LEAD_EPS)
+    # below DPSGD_LEAD_EPS clearly ahead (Fig. 5's two smallest eps); from it on level or less than a point ahead, and
+    # behind at the largest eps
+    below = [d for e, d in zip(eps, lead, strict=True) if e < b3.DPSGD_LEAD_EPS]
+    above = [d for e, d in zip(eps, lead, strict=True) if e >= b3.DPSGD_LEAD_EPS]
+    assert below and min(below) > 0.5
+    assert above and max(above) < 1.0 and above[-1] < 0

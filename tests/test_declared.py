@@ -270,3 +270,31 @@ def test_no_option_of_the_command_line_is_matched_by_prefix():
 def test_the_launcher_s_options_are_checked_before_torch(tmp_path, argv, message):
     done = _cli("run", "--datasets", "ptb", "--methods", "full", "--out", str(tmp_path), *argv)
     assert done.returncode == 2 and message in done.stderr, done.stderr[-600:]
+
+
+def test_a_lock_on_a_network_file_system_keeps_its_file(tmp_path, monkeypatch):
+    from lorapriv_utils import files
+
+    monkeypatch.setattr(files, "on_network_filesystem", lambda folder: True)
+    with Lock(tmp_path / "record.json") as lock:
+        pass
+    assert lock.path.exists()  # kept: another host's cached lookup could still find a removed file
+
+
+def test_the_local_disk_is_not_a_network_file_system(tmp_path):
+    from lorapriv_utils.files import on_network_filesystem
+
+    assert on_network_filesystem(tmp_path) is False
+
+
+def test_a_record_stopped_between_its_write_and_its_declaration_is_not_reported_as_edited(store_root):
+    path = store_root / f"{CELL}.json"
+    record, scores = store.read_record(path, with_arrays=True)
+    record["manifest"]["wall_seconds"] = 2.0
+    sealed = store.seal(record)
+    declared.writing(store_root, path, sealed)  # the writer noted the new checksum, then stopped before written()
+    path.write_text(json.dumps(sealed))
+    assert _states(store_root)[f"{CELL}.json"].state == "current"
+    hand = dict(sealed, metrics={**sealed["metrics"], "validation_perplexity": 1.0})
+    path.write_text(json.dumps(store.seal(hand)))
+    assert _states(store_root)[f"{CELL}.json"].state == "altered"  # a hand edit still is

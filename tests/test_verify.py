@@ -37,6 +37,12 @@ def test_a_difference_beyond_the_tolerance_fails_and_one_within_it_passes():
     assert outside == ["reference_attack.auc.value"]
     del moved["reference_attack"]["auc"]["value"]  # a number the recomputation lacks fails too
     assert "reference_attack.auc.value" in [d.name for d in verify.compare(metrics, moved) if not d.passes]
+    added = copy.deepcopy(metrics)
+    added["reference_attack"]["auc"]["new"] = 0.5  # and one only the recomputation has
+    assert [d.name for d in verify.compare(metrics, added) if not d.passes] == ["reference_attack.auc.new"]
+    nan = copy.deepcopy(metrics)
+    nan["validation_perplexity"] = float("nan")
+    assert not next(d for d in verify.compare(nan, nan) if d.name == "validation_perplexity").passes
 
 
 def test_a_hand_edited_record_is_refused_before_any_training(tmp_path):

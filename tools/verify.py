@@ -64,17 +64,24 @@ def verify_notebook(key: str) -> dict:
         fresh = json.loads((book / "ledger" / f"{key}.json").read_text(encoding="utf-8"))
     pairs, outside = 0, []
     by_id = {claim["claim_id"]: claim for claim in fresh}
+    extra = sorted(set(by_id) - {claim["claim_id"] for claim in committed})
+    outside += [f"{name}: a claim only the recomputation has" for name in extra]
     for claim in committed:
         again = by_id.get(claim["claim_id"], {})
         if claim.get("verdict") != again.get("verdict"):
             outside.append(f"{claim['claim_id']}: verdict {claim.get('verdict')} became {again.get('verdict')}")
         checks = {c["name"]: c for c in again.get("checks", [])}
+        names = [c["name"] for c in claim["checks"]]
+        outside += [f"{claim['claim_id']} / {n}: a check only the recomputation has" for n in checks if n not in names]
         for check in claim["checks"]:
             other = checks.get(check["name"], {})
-            for field in ("measured", "reference", "passed", "interval"):
+            for field in ("measured", "reference", "passed", "interval", "p_values"):
                 pairs += 1
                 a, b = check.get(field), other.get(field)
-                same = all(map(_close, a, b)) if isinstance(a, list) and isinstance(b, list) else _close(a, b)
+                if isinstance(a, list) and isinstance(b, list):
+                    same = len(a) == len(b) and all(map(_close, a, b))
+                else:
+                    same = _close(a, b)
                 if not same:
                     outside.append(f"{claim['claim_id']} / {check['name']}: {field} {a} became {b}")
     return {
@@ -117,7 +124,8 @@ def verify_cell(name: str) -> dict:
     largest = report["largest"]
     return {
         "item": f"results/published/{name}",
-        "what": f"{report['cell']} at {report['scale']} trained again at its chosen rate {report['lr']:g}",
+        "what": f"{report['cell']} at {report['scale']} trained again at its chosen rate {report['lr']:g} (made on "
+        f"{report['made_on'] or 'a CPU not recorded'}, recomputed on {report['recomputed_on']})",
         "numbers": report["numbers"],
         "identical": report["identical"],
         "largest": f"{abs(largest['committed'] - largest['recomputed']):.2g} ({largest['name']})",

@@ -433,8 +433,9 @@ PAIRS = (
     ("compressed", "adapter"),
 )
 # Paper B's Fig. 5 (../shared/papers/wishart-projection-notes.md): its eps axis runs from 0.12 to 0.81; there
-# compressed DP-SGD is ahead of DP-LoRA-FA at every eps and rank, and ahead of DP-SGD only below about 0.3 (DP-SGD
-# leads from about 0.6).  Certificates in FIG5_EPS are the accuracy claim's core.
+# compressed DP-SGD is ahead of DP-LoRA-FA at every eps and rank, and clearly ahead of DP-SGD only below about 0.2
+# (level or less than a point ahead from 0.28 to 0.6, behind at 0.81; FIG5_BY_EPS, a test holds the two).
+# Certificates in FIG5_EPS are the accuracy claim's core.
 FIG5_EPS = (0.1, 1.0)
 # Paper B's Fig. 5 as its authors published it (ResNet-50 fine-tuned privately on CIFAR-10, test accuracy in %, read
 # off the vector figure of the authors' post, hu2026blog): the published reference for B-3.accuracy.
@@ -455,12 +456,15 @@ FIG5_BY_EPS = pd.DataFrame(  # at one rank and delta, which the figure does not 
     ],
     columns=["method", "eps 0.12", "eps 0.17", "eps 0.28", "eps 0.39", "eps 0.60", "eps 0.81"],
 )
-DPSGD_LEAD_EPS = 0.3
+DPSGD_LEAD_EPS = 0.2
 # Fig. 5's private models keep most of what fine-tuning gains; a DP-trained weight set that keeps less than this
 # share of its own gain without noise (in perplexity below the base model) has barely moved
 LEARNS_SHARE = 0.5
 # "adds less noise": compressed DP-SGD's added noise multiplier at most this fraction of DP-SGD's at equal eps
 LESS_NOISE = 0.9
+# the analysis plan's power condition (version 1): non-private fine-tuning lowers the held-out perplexity at least
+# this fraction below the base model's, or the runs cannot test an accuracy claim
+POWER_GAIN = 0.05
 PAIRED_RESAMPLES = 1000
 
 
@@ -474,6 +478,7 @@ def reading_numbers() -> dict[str, float]:
             "dpsgd_lead_eps": DPSGD_LEAD_EPS,
             "learns_share": LEARNS_SHARE,
             "less_noise": 1 - LESS_NOISE,
+            "power_gain": POWER_GAIN,
         },
     )
 
@@ -687,6 +692,15 @@ def heldout_table(records: list[dict], resamples: int = PAIRED_RESAMPLES) -> pd.
         for other in HELDOUT_AGAINST
     ]
     return rounded_frame(pd.DataFrame(rows), 4)
+
+
+def nonprivate_gain(frame: pd.DataFrame, weights: str, base_ppl: float) -> float:
+    """How far fine-tuning ``weights`` without noise lowers the held-out (validation) perplexity below the base
+    model's, as a fraction of the base's: 1 - ppl / base, the mean over seeds (the analysis plan's power measure)."""
+    means = dp_means(frame).set_index(["noise", "weights"])
+    if (0.0, weights) not in means.index:
+        raise ValueError(f"no run of {weights} without noise; regenerate them with: {REGENERATE_DP}")
+    return 1.0 - float(means.loc[(0.0, weights), "perplexity"]) / base_ppl
 
 
 def learned_share(frame: pd.DataFrame, weights: str, sigma: float, base_ppl: float) -> float:
@@ -910,7 +924,7 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
                     interval=(float(row.low), float(row.high)),
                 )
             )
-        if role == "core":  # the analysis plan's power condition (version 1): without it the claim is not tested
+        if role == "core":
             checks.append(
                 check_bound(
                     f"eps = {eps:.3g}: the DP-trained models learn the task (DP-LoRA-FA keeps at least "
@@ -918,7 +932,7 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
                     learned_share(frame, "lorafa", sigma, base_ppl),
                     LEARNS_SHARE,
                     direction=">=",
-                    role="power",
+                    role="caveat",
                 )
             )
     if not in_range:
@@ -926,6 +940,16 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
             f"no DP run certifies an eps in paper B's Fig. 5 range {FIG5_EPS}: the claim is not tested; "
             f"add a larger noise multiplier and regenerate with: {REGENERATE_DP}"
         )
+    checks.append(  # the analysis plan's power condition (version 1): without it the claim is not tested here
+        check_bound(
+            f"the runs have power: fine-tuning without noise (DP-LoRA-FA's weights) lowers the held-out perplexity "
+            f"at least {POWER_GAIN:.0%} below the base model's (the analysis plan's power condition)",
+            nonprivate_gain(frame, "lorafa", base_ppl),
+            POWER_GAIN,
+            direction=">=",
+            role="power",
+        )
+    )
     z = in_range[-1]  # the largest eps in Fig. 5's range
     means = dp_means(frame).set_index(["noise", "weights"])
     row = _row(heldout, "compressed", "lorafa", z)
@@ -951,15 +975,16 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
         "compressed DP-SGD, whose RDP is looser). Less *added* noise is not less noise in the update: M E has "
         "(1 + (d+1)/r) times E's variance per coordinate, confined to a fresh r-dimensional subspace each step. "
         "The reading follows paper B's Fig. 5 (a ResNet-50 on CIFAR-10): its eps axis spans 0.12 to 0.81, where "
-        "compressed DP-SGD beats DP-LoRA-FA at every eps and rank but beats DP-SGD only below about 0.3, so "
-        "certificates in [0.1, 1] are core, DP-SGD is a core comparison only below 0.3 (a reading that would fail "
-        "the paper's own figure is not used), and the rest are caveats. Utility is the held-out loss, the mean "
-        "per-text loss on the non-members, which no model of a cell trained on, compared text by text; its "
+        "compressed DP-SGD beats DP-LoRA-FA at every eps and rank but is clearly ahead of DP-SGD only below about "
+        "0.2 (level or less than a point ahead from 0.28 to 0.6, behind at 0.81), so certificates in [0.1, 1] are "
+        "core, DP-SGD is a core comparison only below 0.2, and the rest are caveats. Utility is the held-out loss, "
+        "the mean per-text loss on the non-members, which no model of a cell trained on, compared text by text; its "
         "interval resamples the seeds and then the texts, so it holds the seed-to-seed variation. Fig. 5's private "
         "models learn most of their task; where DP-LoRA-FA keeps less than half of its gain without noise the "
-        "models compared have barely moved from the base model, the runs have no power to test the claim, and it "
-        "is not testable here (the analysis plan's power condition, version 1; under version 0 that was a caveat "
-        "and the verdict read qualified).",
+        "models compared have barely moved from the base model, and a caveat says so. Whether the runs can test "
+        "the claim at all is the analysis plan's power condition (version 1): fine-tuning without noise must lower "
+        "the held-out perplexity at least 5% below the base model's; where it does not, the claim is not testable "
+        "here (under version 0 the same numbers read qualified).",
     )
 
 
@@ -991,6 +1016,7 @@ def dp_numbers(
     settings = compressed_settings(records)
     numbers = {
         "dp_base_ppl": base_ppl,
+        "dp_lorafa_nonprivate_gain": nonprivate_gain(frame, "lorafa", base_ppl),
         "dp_noisy_runs": runs,
         "dp_edge_rate": edges,
         "dp_seeds": int(frame["seed"].nunique()),

@@ -365,14 +365,22 @@ def check_declared(args: argparse.Namespace, scale, cells, variants=None, checkp
                 path = out / scale.name / "lira" / f"{cell.name}.json"
                 targets.append((path, {**given, "references": args.references}, declared.OPTIONS["lira-references"]))
             elif command == "audit":
+                from dataclasses import asdict, replace
+
                 sigma = args.noise_multiplier or scale.engine.dp.noise_multiplier
                 stem = grid.audit_stem(cell.method, cell.rank, sigma if cell.method == "dpsgd" else None, args.lr)
                 path = out / scale.name / "audit" / cell.dataset / f"{stem}-s{cell.seed}.json"
-                names = ("epochs", "lr", "lr_grid", "optimizer")  # the canaries and DP-SGD's: checked when written
-                targets.append((path, given, names))
+                canaries = asdict(CanaryConfig(canaries=args.canaries, guesses_each_side=args.guesses))
+                dp = asdict(replace(scale.engine.dp, noise_multiplier=sigma)) if cell.method == "dpsgd" else None
+                audit_given = declared.run_options(**given, canaries=canaries, dp=dp)
+                targets.append((path, audit_given, declared.OPTIONS["canary-audit"]))
             else:
                 targets.append((grid.result_path(out, scale, cell), given, declared.OPTIONS["cell"]))
+    device = getattr(args, "device", "auto")
     for path, options, names in targets:
+        # where it trains is known before torch only when --device names it (auto: checked when the record is written)
+        names = tuple(n for n in names if n not in ("device", "precision")) + (("device",) if device != "auto" else ())
+        options = {**options, "device": device}
         name = path.resolve().relative_to(root).as_posix()
         entry = declaration.get(name)
         if entry is None:

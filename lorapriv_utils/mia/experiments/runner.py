@@ -49,6 +49,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ...catalogue import wall_seconds
+from ...declared import UndeclaredError
 from ...files import Lock
 from ...provenance import git_commit, git_dirty, package_versions, refresh_stamp, runtime
 from ...scale import EngineScale, Scale
@@ -138,6 +139,8 @@ def load_result(path: Path, spec: dict, with_scores: bool = True, refresh=None) 
         return None
     try:
         record, _ = read_intact(path, with_scores)
+    except UndeclaredError:  # a record the published store's declaration does not name as it is: never retrained
+        raise
     except DAMAGED as err:
         tqdm.write(f"lorapriv: {path} is damaged or partial ({err}); recomputing it", file=sys.stderr)
         return None

@@ -39,8 +39,10 @@ class Difference:
 
     @property
     def passes(self) -> bool:
+        """Within the tolerance; a number that is not finite passes only where both are the same infinity (a NaN,
+        which also stands for a number one record lacks, never passes)."""
         if not (math.isfinite(self.committed) and math.isfinite(self.recomputed)):
-            return self.committed == self.recomputed or (math.isnan(self.committed) and math.isnan(self.recomputed))
+            return self.committed == self.recomputed
         return self.error <= max(TOLERANCE["abs"], TOLERANCE["rel"] * abs(self.committed))
 
 
@@ -58,10 +60,13 @@ def numbers(metrics: dict, prefix: str = "") -> dict[str, float]:
 
 
 def compare(committed: dict, recomputed: dict) -> list[Difference]:
-    """Each number of ``committed``'s metrics beside ``recomputed``'s (a number missing from the recomputation is
-    NaN there, and fails)."""
-    new = numbers(recomputed)
-    return [Difference(name, value, new.get(name, math.nan)) for name, value in numbers(committed).items()]
+    """Each number of either record's metrics beside the other's: a number that only one of them holds is NaN in the
+    other, and fails (:attr:`Difference.passes`)."""
+    old, new = numbers(committed), numbers(recomputed)
+    if not old:
+        raise ValueError("the committed record holds no metrics to compare")
+    names = list(old) + [name for name in new if name not in old]
+    return [Difference(name, old.get(name, math.nan), new.get(name, math.nan)) for name in names]
 
 
 def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool = False) -> dict:
