@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook verify bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-a6-five-seeds results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook verify bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-a6-five-seeds results-a6-sgd-lora results-a6-lower-rate results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          render _build/html from the notebooks' committed (CI-validated) outputs, executing nothing"
@@ -213,6 +213,27 @@ results-a6-five-seeds: $(STAMP)
 	$(FIVE_SEEDS) --datasets enron --methods lora --ranks 16 --lr 1e-2
 	$(FIVE_SEEDS) --datasets pubmed --methods lora --ranks 16 --lr 1e-3
 	$(FIVE_SEEDS) --datasets ptb --methods lora --ranks 16 --lr 3e-3
+
+# The analysis plan's other two runs (version 1), into results/pending until §6 reads them, each resumable:
+# sgd-lora, LoRA r=8 trained with paper A's SGD beside the SGD adapter (its own folder: never beside the AdamW
+# records), its rate swept per seed over the SGD adapter's widened grid; lower-rate, every method of Table 1 at a
+# tenth of the rate its seed-0 Enron sweep chose, with the base model's scores of seeds 2-4 for the base-reference
+# attack beside eq. 24's.
+SGD_LORA = $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --methods lora --ranks 8 --optimizer sgd \
+  --lr-grid 0.01,0.03,0.1,0.3,1,3 --seeds 0,1,2,3,4 --data-dir $(DATA_DIR) --out results/pending/optimizer/sgd \
+  --threads 1 --no-progress
+results-a6-sgd-lora: $(STAMP)
+	$(SGD_LORA) --datasets enron
+	$(SGD_LORA) --datasets pubmed
+	$(SGD_LORA) --datasets ptb
+TENTH = $(BIN)/python -m lorapriv_utils run --scale cpu-pretrained --datasets enron --seeds 0,1,2,3,4 \
+  --data-dir $(DATA_DIR) --out results/pending/regime/tenth --threads 1 --no-progress
+results-a6-lower-rate: $(STAMP)
+	$(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --datasets enron --bases-only --seeds 2,3,4 \
+	  --data-dir $(DATA_DIR) --out results/pending --threads 1 --no-progress
+	$(TENTH) --methods lora --ranks 8,16 --lr 1e-3
+	$(TENTH) --methods full --lr 3e-5
+	$(TENTH) --methods adapter --lr 3e-4
 
 # §6's projection arm on the pretrained SmolLM2-135M: LoRA-FA r=8 with its random frozen A against the fixed DCT
 # basis as A, AdamW, Enron, seeds 0 and 1, one one-thread process per seed.
