@@ -251,18 +251,23 @@ def test_nbval_s_run_writes_each_notebook_s_time(tmp_path, monkeypatch):
     assert run["result"] == "differed from the stored ones"
 
 
+def _directive_rows(tmp_path, directive: str) -> list[str]:
+    """The body rows of a page that holds only ``directive`` of ``_ext/results_table.py``, built without warnings."""
+    conf = CONF.replace('"offline_mathjax"]', '"results_table"]')
+    (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
+    (tmp_path / "index.md").write_text(f"# A page\n\n```{{{directive}}}\n```\n")
+    out, warnings = _sphinx_build(tmp_path)
+    assert "WARNING" not in warnings, warnings
+    return (out / "index.html").read_text().split("<tbody>")[1].split("</tr>")[:-1]
+
+
 def test_the_results_table_comes_from_the_catalogue_and_the_records(tmp_path):
     """``{results-table}``: one row per Make target of the catalogue, with its records' count and measured wall time
     (the README's numbers, from the same records), and what it needs."""
     from lorapriv_utils.catalogue import TARGETS
     from lorapriv_utils.mia.records.status import format_duration, measured_seconds
 
-    conf = CONF.replace('"offline_mathjax"]', '"results_table"]')
-    (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
-    (tmp_path / "index.md").write_text("# Running\n\n```{results-table}\n```\n")
-    out, warnings = _sphinx_build(tmp_path)
-    assert "WARNING" not in warnings, warnings
-    rows = (out / "index.html").read_text().split("<tbody>")[1].split("</tr>")[:-1]
+    rows = _directive_rows(tmp_path, "results-table")
     assert len(rows) == len(TARGETS)
     b3 = next(r for r in rows if ">results-b3<" in r)
     assert format_duration(measured_seconds("results-b3")) in b3 and "nothing more" in b3
@@ -274,12 +279,7 @@ def test_the_claims_records_table_gives_each_chapter_s_records_and_their_measure
     from the records and the 16-core bound derived from it (never typed)."""
     from lorapriv_utils.catalogue import CATALOGUE, format_duration, measured_seconds
 
-    conf = CONF.replace('"offline_mathjax"]', '"results_table"]')
-    (tmp_path / "conf.py").write_text(conf.format(ext=str(REPO / "_ext")))
-    (tmp_path / "index.md").write_text("# Reproducing\n\n```{claims-records-table}\n```\n")
-    out, warnings = _sphinx_build(tmp_path)
-    assert "WARNING" not in warnings, warnings
-    rows = (out / "index.html").read_text().split("<tbody>")[1].split("</tr>")[:-1]
+    rows = _directive_rows(tmp_path, "claims-records-table")
     assert len(rows) == len({e.chapter for e in CATALOGUE})
     b2 = next(r for r in rows if "b2_matrix_queries" in r)
     seconds = measured_seconds("whitebox")

@@ -110,6 +110,12 @@ def _grid_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
+def _data_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--data-dir", default=os.environ.get(data.DATA_ENV_VAR), help=f"folder with enron/ and pubmed/, {what}"
+    )
+
+
 def _launcher_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--launcher",
@@ -266,11 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument(
         "results", type=Path, nargs="?", default=None, help="the published folder (default: results/published)"
     )
-    status.add_argument(
-        "--data-dir",
-        default=os.environ.get(data.DATA_ENV_VAR),
-        help="folder with enron/ and pubmed/, to check the data part of the records made on them",
-    )
+    _data_dir_argument(status, "to check the data part of the records made on them")
     status.add_argument("--verbose", action="store_true", help="one line per record, current ones included")
     status.add_argument(
         "--table", action="store_true", help="print the README's table of committed results and their wall times"
@@ -290,11 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="train one committed grid cell again, at the rate it chose, and compare every number with its record",
     )
     verify.add_argument("record", type=Path, help="the JSON file of a committed grid cell (results/published/...)")
-    verify.add_argument(
-        "--data-dir",
-        default=os.environ.get(data.DATA_ENV_VAR),
-        help="folder with enron/ and pubmed/, for a record made on them",
-    )
+    _data_dir_argument(verify, "for a record made on them")
     status.add_argument(
         "--declare",
         nargs="+",
