@@ -65,3 +65,18 @@ def test_a_hand_edited_record_is_refused_before_any_training(tmp_path):
         [sys.executable, "-m", "lorapriv_utils", "verify", str(tmp_path / "no.json")], capture_output=True, text=True
     )
     assert done.returncode == 2 and "no record at" in done.stderr
+
+
+def test_make_verify_recomputes_a_record_made_with_this_machine_s_kernels_where_one_is(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("verify_tool", PUBLISHED.parents[1] / "tools" / "verify.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    monkeypatch.setattr(tool, "PUBLISHED", tmp_path)
+    (tmp_path / "s").mkdir()
+    for seed, kernels in ((0, "AVX512"), (1, "AVX2"), (10, "AVX2")):
+        (tmp_path / "s" / f"lora-r8-s{seed}.json").write_text(json.dumps({"manifest": {"cpu_capability": kernels}}))
+    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX2") == "s/lora-r8-s1.json"  # by seed, not by name
+    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX512") == "s/lora-r8-s0.json"
+    assert tool.chosen_cell("s/lora-r8-s*.json", "DEFAULT") == "s/lora-r8-s0.json"  # none matches: the first
