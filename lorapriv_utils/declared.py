@@ -109,12 +109,15 @@ def _shown(value, name: str = "") -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def difference(found: dict, expected: dict, names=None, verb: str = "made with") -> str:
+def difference(
+    found: dict, expected: dict, names=None, verb: str = "made with", expects: str = "the chapter expects"
+) -> str:
     """'made with --epochs 1, the chapter expects the scale's epochs' for every option (of ``names``, default all)
-    that differs ('' when none does); ``verb``: how the found options came about ("this run gives")."""
+    that differs ('' when none does); ``verb``: how the found options came about ("this run gives"), ``expects``:
+    whose the expected ones are."""
     names = sorted(set(found) | set(expected)) if names is None else names
     parts = [
-        f"{verb} {FLAGS.get(n, n)} {_shown(found.get(n), n)}, the chapter expects {_shown(expected.get(n), n)}"
+        f"{verb} {FLAGS.get(n, n)} {_shown(found.get(n), n)}, {expects} {_shown(expected.get(n), n)}"
         for n in names
         if found.get(n) != expected.get(n)
     ]
@@ -204,13 +207,19 @@ def verdict(name: str, record: dict, declared: dict | None) -> tuple[str, str]:
     return "ok", ""
 
 
+def _located(path, record: dict) -> tuple[Path | None, str]:
+    """The declared store that holds ``path`` and the record's name there; ``(None, "")`` for a journal or a record
+    outside any declared store."""
+    root = None if record.get("kind") in JOURNALS else store_root(path)
+    return (root, "") if root is None else (root, Path(path).resolve().relative_to(root).as_posix())
+
+
 def check_read(path, record: dict) -> None:
     """Raise :class:`UndeclaredError` when ``record``, read from ``path``, lies in a declared store and is not the
     record the declaration names (what every chapter's read goes through)."""
-    root = None if record.get("kind") in JOURNALS else store_root(path)
+    root, name = _located(path, record)
     if root is None:
         return
-    name = Path(path).resolve().relative_to(root).as_posix()
     state, line = verdict(name, record, load(root).get(name))
     if state != "ok":
         raise UndeclaredError(line)
@@ -219,10 +228,9 @@ def check_read(path, record: dict) -> None:
 def check_write(path, record: dict) -> Path | None:
     """Before the one writer writes ``record`` to ``path``: an error when ``path`` lies in a declared store and the
     record is undeclared there or made with other options; returns the store's root (None: not a declared store)."""
-    root = None if record.get("kind") in JOURNALS else store_root(path)
+    root, name = _located(path, record)
     if root is None:
         return None
-    name = Path(path).resolve().relative_to(root).as_posix()
     declared = load(root).get(name)
     if declared is None:
         raise UndeclaredError(
@@ -276,8 +284,8 @@ def declare(root, entries: dict[str, tuple[dict, str]]) -> list[str]:
             if old is None:
                 lines.append(f"declared {name}" + (f" ({_options_line(new['options'])})" if new["options"] else ""))
             elif old.get("options") != new["options"]:
-                change = difference(new["options"], old.get("options", {}), verb="now made with")
-                lines.append(f"re-declared {name}: {change.replace('the chapter expects', 'it was')}")
+                change = difference(new["options"], old.get("options", {}), verb="now made with", expects="it was")
+                lines.append(f"re-declared {name}: {change}")
             elif old.get("checksum") != new["checksum"]:
                 lines.append(f"re-declared {name}: its content")
             records[name] = new

@@ -666,7 +666,7 @@ def test_a_grid_run_as_jobs_writes_the_serial_run_s_records(tmp_path, tiny_tree,
     one-thread processes: the same records as the session's serial run, number for number."""
     from lorapriv_utils.mia.experiments import jobs
 
-    job = jobs.CellJob(SCALE, str(tmp_path), tuple(vars(runner.Overrides()).items()), device="cpu", threads=1)
+    job = jobs.CellJob(SCALE, str(tmp_path), runner.Overrides(), device="cpu", threads=1)
     paths = jobs.launch(job, CELLS, launcher, workers=workers, slurm=jobs.Slurm(time_min=30))
     assert paths == [str(runner.result_path(tmp_path, SCALE, cell)) for cell in CELLS]
     for path, serial in zip(paths, _published(tiny_tree), strict=True):

@@ -25,6 +25,7 @@ from .attacks.canary import CanaryConfig
 from .engine import data
 from .engine.methods import REGISTRY, optimizer_refused
 from .experiments import grid
+from .experiments.grid import cell_name
 from .experiments.producers import PRODUCERS, parse, refuse_unknown
 from .records import report
 
@@ -161,19 +162,22 @@ def check_launcher(args: argparse.Namespace) -> None:
         )
 
 
-def launched(args: argparse.Namespace, scale, cells) -> list[dict]:
-    """Run ``cells`` as jobs (:mod:`.experiments.jobs`) and read their records back."""
-    from dataclasses import asdict
-
-    from ..store import read_record
-    from .experiments import jobs
+def run_overrides(args: argparse.Namespace):
+    """The run's ``runner.Overrides`` of every method's defaults (torch comes in with the runner)."""
     from .experiments.runner import Overrides
 
-    overrides = Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, lr_grid=args.lr_grid)
+    return Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, lr_grid=args.lr_grid)
+
+
+def launched(args: argparse.Namespace, scale, cells) -> list[dict]:
+    """Run ``cells`` as jobs (:mod:`.experiments.jobs`) and read their records back."""
+    from ..store import read_record
+    from .experiments import jobs
+
     job = jobs.CellJob(
         scale,
         str(args.out),
-        tuple(asdict(overrides).items()),
+        run_overrides(args),
         data_dir=args.data_dir,
         reference=args.reference,
         device=args.device,
@@ -351,26 +355,29 @@ def check_declared(args: argparse.Namespace, scale, cells, variants=None, checkp
         given = declared.run_options(optimizer=given.get("optimizer"), checkpoints=list(checkpoints or ()))
         for dataset in dict.fromkeys(c.dataset for c in cells):
             for seed in sorted({c.seed for c in cells}):
-                folder = out / scale.name / "frontier" / dataset
-                targets.append((folder / f"base-s{seed}.json", {}, ()))
+                targets.append((grid.frontier_path(out, scale.name, dataset, "base", seed), {}, ()))
                 for variant in variants or ():
                     for lr in lr_rule(scale.engine, variant.method, args.lr, None)["grid"]:
-                        name = f"{variant.name}-lr{lr:g}-s{seed}.json"
-                        targets.append((folder / name, given, declared.OPTIONS["frontier-point"]))
+                        path = grid.frontier_path(out, scale.name, dataset, grid.point_name(variant.name, lr), seed)
+                        targets.append((path, given, declared.OPTIONS["frontier-point"]))
     else:
         for cell in cells:
             if command == "lira":
-                path = out / scale.name / "lira" / f"{cell.name}.json"
+                from .attacks.lira import lira_path
+
+                path = lira_path(out, scale.name, cell.dataset, cell_name(cell.method, cell.rank), cell.seed)
                 targets.append((path, {**given, "references": args.references}, declared.OPTIONS["lira-references"]))
             elif command == "audit":
                 from dataclasses import asdict, replace
 
-                sigma = args.noise_multiplier or scale.engine.dp.noise_multiplier
-                stem = grid.audit_stem(cell.method, cell.rank, sigma if cell.method == "dpsgd" else None, args.lr)
-                path = out / scale.name / "audit" / cell.dataset / f"{stem}-s{cell.seed}.json"
+                dp = replace(
+                    scale.engine.dp, noise_multiplier=args.noise_multiplier or scale.engine.dp.noise_multiplier
+                )
+                path = grid.audit_path(out, scale, cell, dp, args.lr)
                 canaries = asdict(CanaryConfig(canaries=args.canaries, guesses_each_side=args.guesses))
-                dp = asdict(replace(scale.engine.dp, noise_multiplier=sigma)) if cell.method == "dpsgd" else None
-                audit_given = declared.run_options(**given, canaries=canaries, dp=dp)
+                audit_given = declared.run_options(
+                    **given, canaries=canaries, dp=asdict(dp) if cell.method == "dpsgd" else None
+                )
                 targets.append((path, audit_given, declared.OPTIONS["canary-audit"]))
             else:
                 targets.append((grid.result_path(out, scale, cell), given, declared.OPTIONS["cell"]))
@@ -392,8 +399,7 @@ def check_declared(args: argparse.Namespace, scale, cells, variants=None, checkp
         if found != expected:
             raise ValueError(
                 f"--out {args.out}: {name}: {declared.difference(found, expected, verb='this run gives')}; write "
-                "experiments with other "
-                "options to a folder of their own"
+                "experiments with other options to a folder of their own"
             )
 
 
@@ -510,7 +516,7 @@ def engine_runner(args: argparse.Namespace, scale, **options):
     return runner.Runner(
         scale,
         args.out,
-        runner.Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, lr_grid=args.lr_grid),
+        run_overrides(args),
         data_dir=args.data_dir,
         hub=args.hub,
         device=args.device,

@@ -12,25 +12,15 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import asdict
-from pathlib import Path
 
-from ...scale import DPConfig, Scale
+from ...scale import DPConfig
 from ...store import seal, write_record
 from ..attacks import canary
 from ..attacks.canary import CanaryConfig
 from ..engine import finetune, models
 from ..records import specs
-from .grid import Cell, audit_stem
+from .grid import Cell, audit_path
 from .runner import Runner, perplexity, reused_or_computed
-
-
-def audit_path(out: Path, scale: Scale, cell: Cell, dp: DPConfig | None, lr: float | None = None) -> Path:
-    """``<scale>/audit/<dataset>/<method>[-r<rank>][-z<sigma>][-lr<lr>]-s<seed>.json``: the order of every record's
-    name (method, rank, noise, rate, seed), as the grid's and the frontier's; ``lr``, a rate fixed by ``--lr`` rather
-    than swept, names the record so that it lies beside the swept one."""
-    sigma = None if dp is None or cell.method != "dpsgd" else dp.noise_multiplier
-    name = audit_stem(cell.method, cell.rank, sigma, lr)
-    return Path(out) / scale.name / "audit" / cell.dataset / f"{name}-s{cell.seed}.json"
 
 
 def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:

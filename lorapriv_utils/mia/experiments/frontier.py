@@ -34,7 +34,7 @@ from ..engine import finetune
 from ..engine.dp import epsilons
 from ..engine.training import text_losses, text_scores
 from ..records import specs
-from .grid import Variant, cell_name
+from .grid import Variant, frontier_path, point_name
 from .runner import (
     Runner,
     journal_path,
@@ -47,10 +47,6 @@ from .runner import (
 )
 
 __all__ = ["Variant", "frontier_path", "resumed_target", "run_base", "run_frontier", "run_point", "save_target"]
-
-
-def frontier_path(out: Path, scale_name: str, dataset: str, name: str, seed: int) -> Path:
-    return Path(out) / scale_name / "frontier" / f"{cell_name(name, seed=seed, dataset=dataset)}.json"
 
 
 def _float32(scores: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -139,7 +135,7 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
     scoring both after each epoch in ``checkpoints``; returns the record (reused when current)."""
     if not checkpoints or min(checkpoints) < 1 or list(checkpoints) != sorted(set(checkpoints)):
         raise ValueError(f"--checkpoints: increasing epochs >= 1, got {list(checkpoints)}")
-    name = f"{variant.name}-lr{lr:g}"
+    name = point_name(variant.name, lr)
     path = frontier_path(work.out, work.scale.name, dataset, name, seed)
     point = {"variant": asdict(variant), "lr": lr, "checkpoints": list(checkpoints)}
     spec = specs.frontier_point_spec(

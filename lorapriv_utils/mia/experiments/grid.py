@@ -42,6 +42,26 @@ def result_path(out, scale: Scale, cell: Cell) -> Path:
     return Path(out) / scale.name / f"{cell.name}.json"
 
 
+def frontier_path(out: Path, scale_name: str, dataset: str, name: str, seed: int) -> Path:
+    """Where a frontier record lies (``name``: ``base``, or a point's :func:`point_name`)."""
+    return Path(out) / scale_name / "frontier" / f"{cell_name(name, seed=seed, dataset=dataset)}.json"
+
+
+def point_name(variant_name: str, lr: float) -> str:
+    """A frontier point's name: its variant's, then its rate (``lora-r8-lr0.01``)."""
+    return f"{variant_name}-lr{lr:g}"
+
+
+def audit_path(out: Path, scale: Scale, cell: Cell, dp, lr: float | None = None) -> Path:
+    """``<scale>/audit/<dataset>/<method>[-r<rank>][-z<sigma>][-lr<lr>]-s<seed>.json``: the order of every record's
+    name (method, rank, noise, rate, seed), as the grid's and the frontier's; ``dp``, DP-SGD's settings (a
+    ``DPConfig``, read for a dpsgd cell); ``lr``, a rate fixed by ``--lr`` rather than swept, names the record so that
+    it lies beside the swept one."""
+    sigma = None if dp is None or cell.method != "dpsgd" else dp.noise_multiplier
+    name = audit_stem(cell.method, cell.rank, sigma, lr)
+    return Path(out) / scale.name / "audit" / cell.dataset / f"{name}-s{cell.seed}.json"
+
+
 FRONTIER_RANKS = (1, 2, 4, 8, 16, 32, 64)  # the rank sweep of the frontier
 FRONTIER_NOISE = (0.5, 1.0, 2.0)  # DP-SGD's noise multipliers on the frontier
 FRONTIER_CHECKPOINTS = (1, 2, 4, 8)  # epochs after which a frontier run is scored

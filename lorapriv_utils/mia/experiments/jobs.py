@@ -20,7 +20,7 @@ Launchers, one registry (:data:`LAUNCHERS`):
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -46,14 +46,13 @@ class CellJob:
 
     scale: Scale
     out: str
-    overrides: tuple = ()  # runner.Overrides' fields as (name, value) pairs: plain data for pickling
+    overrides: object = None  # a runner.Overrides (None: the scale's defaults)
     data_dir: str | None = None
     reference: str = "same"
     device: str = "cpu"
     threads: int = 1
     hub: bool = False
     progress: bool = False
-    extra: dict = field(default_factory=dict)
 
     def __call__(self, cell: Cell) -> str:
         from .runner import Overrides, Runner, result_path, set_threads
@@ -62,7 +61,7 @@ class CellJob:
         work = Runner(
             self.scale,
             Path(self.out),
-            Overrides(**dict(self.overrides)),
+            self.overrides or Overrides(),
             data_dir=self.data_dir,
             hub=self.hub,
             device=self.device,

@@ -102,8 +102,6 @@ def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool 
         work.run([cell])
         again = read_record(result_path(folder, scale, cell), "cell")
     seconds = time.perf_counter() - start
-    import torch
-
     differences = compare(record["metrics"], again["metrics"])
     worst = max(differences, key=lambda d: d.error if math.isfinite(d.error) else math.inf)
     return {
@@ -121,7 +119,7 @@ def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool 
         # the CPU's vector kernels (torch's capability): records made with other kernels differ in their last bits,
         # which training can carry further; None where a record predates this field
         "made_on": manifest.get("cpu_capability"),
-        "recomputed_on": torch.backends.cpu.get_cpu_capability(),
+        "recomputed_on": again["manifest"].get("cpu_capability"),
     }
 
 

@@ -34,12 +34,9 @@ def _verified(path: Path, problems: list[str] | None = None, check_scores: bool 
             return None  # an audit's, the frontier's or LiRA's record, read by their own readers
         if check_scores:
             read_arrays(path, record)
-    except UndeclaredError:
-        if problems is None:  # a chapter's read: it refuses a record the declaration does not name, never skips it
-            raise
-        problems.append(f"lorapriv: skipping {path} ({sys.exc_info()[1]})")
-        return None
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as err:
+        if problems is None and isinstance(err, UndeclaredError):  # a chapter refuses such a record, never skips it
+            raise
         message = f"lorapriv: skipping {path} ({err})"
         if problems is None:
             print(message, file=sys.stderr)
