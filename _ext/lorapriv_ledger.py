@@ -7,6 +7,9 @@
   ``holds``, ...), as a list with their numbers and chapters; ``:paper: A`` keeps one paper.
 * ``{ledger-tally}``: the count of claims by status, alone.
 * ``{verdict}`CLAIM-ID```: one claim's status as a badge that names the claim, linked to its ledger row.
+
+A claim of the analysis plan shows, beside its badge, the sensitivity readings that move its verdict ("fails under
+the pre-run design"); the ledger and a chapter's claims table add the plan version it was decided under.
 * ``{claim-numbers}`CLAIM-ID```: the measured summary of a claim, as text.
 
 Statements come from the register (``ledger/claims.yml``) and are parsed as MyST when a
@@ -26,7 +29,15 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from lorapriv_utils.ledger import STATUSES, LedgerRow, load_ledger, load_register, outcome_counts, tally
+from lorapriv_utils.ledger import (
+    STATUSES,
+    LedgerRow,
+    load_ledger,
+    load_register,
+    outcome_counts,
+    sensitivity_text,
+    tally,
+)
 from lorapriv_utils.scale import SCALES
 
 logger = logging.getLogger(__name__)
@@ -194,7 +205,7 @@ class ClaimsLedgerDirective(_LedgerDirective):
                     nodes.make_id("claim-" + entry.claim_id),
                     [
                         [nodes.literal(text=entry.claim_id)],
-                        claim_status_node(claim_id=entry.claim_id, link=False),
+                        claim_status_node(claim_id=entry.claim_id, link=False, plan=True),
                         self.statement(entry.statement),
                         [nodes.Text(f"paper {entry.paper}, {entry.where}")],
                         claim_chapter_node(key=entry.chapter),
@@ -234,7 +245,7 @@ class ClaimsTableDirective(_LedgerDirective):
                 [
                     self.statement(entry.statement),
                     [nodes.Text(entry.where)],
-                    claim_status_node(claim_id=entry.claim_id, link=True),
+                    claim_status_node(claim_id=entry.claim_id, link=True, plan=True),
                 ],
             )
             for entry in entries
@@ -353,6 +364,17 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
             return nodes.Text(readable(text))
         return nodes.Text(readable(text + ". " + row.result.note))
     badge = _badge(row.status)
+    moved = row.result.moved_by if row.result is not None else []
+    if moved or node.get("plan") and row.result is not None and row.result.plan_version is not None:
+        # the readings that move the verdict beside it ("fails under the pre-run design"), and on the tables the
+        # analysis plan version it was decided under
+        shown = nodes.inline(classes=["lorapriv-verdict-readings"])
+        shown += badge
+        if moved:
+            shown += nodes.inline(text=" (" + sensitivity_text(row.result) + ")", classes=["lorapriv-sensitivity"])
+        if node.get("plan") and row.result.plan_version is not None:
+            shown += nodes.inline(text=f" plan v{row.result.plan_version}", classes=["lorapriv-plan-version"])
+        badge = shown
     if node.get("named"):  # the claim's id before its badge; a line may break between them
         named = nodes.inline(classes=["lorapriv-named-verdict"])
         named += [nodes.inline(text=row.entry.claim_id, classes=["lorapriv-claim-id"]), nodes.Text(" "), badge]

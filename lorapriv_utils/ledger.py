@@ -16,12 +16,13 @@ status *pending* while no notebook has tested it.
 Checks have roles, so that a reader can tell evidence from the testing of our tools:
 
 * ``core`` and ``caveat`` are **evidence** about the paper's claim and decide the verdict:
-  ``holds`` (every evidence check passed), ``fails`` (a core check failed), ``qualified``
-  (no core check failed, but a core check is unresolved or a caveat check did not pass).
+  ``holds`` (every evidence check passed), ``fails`` (a core check failed), ``unresolved`` (no
+  core check failed, but one is unresolved: the data do not decide), ``qualified`` (every core
+  check passed, but a caveat check did not).
 * A check of an estimate carries the 95% interval of its measured value (``interval``).  Its
   outcome is then ``unresolved`` when the interval contains the reference (the threshold): the
   data do not decide on which side the value lies.  An unresolved core check makes its claim
-  ``qualified``, never ``fails``, so that no claim fails on noise, and never ``holds`` either.
+  ``unresolved``, never ``fails``, so that no claim fails on noise, and never ``holds`` either.
 * ``instrument`` checks test our own tools (quadrature against Monte Carlo, a sampler
   against brute force).  Their failure is a bug: it raises :class:`InstrumentError`, which
   stops the notebook and the book build, instead of flipping a verdict.
@@ -30,6 +31,12 @@ Checks have roles, so that a reader can tell evidence from the testing of our to
 * ``power`` checks say whether the runs can test the claim at all (the analysis plan's power condition: the models
   compared learned their task).  They are not evidence about the claim; a power check that does not pass makes the
   claim ``not testable here``, whatever its other checks say, and is shown as the reason.
+
+A claim of the analysis plan (``ledger/analysis_plan.yml``) names the plan version its verdict was decided under
+(``plan_version``), and carries its **sensitivity readings** (:class:`Reading`): the same claim judged under another
+reasonable reading (the pre-run design, another threshold, the other optimiser), each with its own checks and a
+verdict derived from them by the same rule.  A reading that moves the verdict is shown beside it ("fails under the
+pre-run design"), so that a reader can tell a verdict that depends on the reading from one that does not.
 """
 
 from __future__ import annotations
@@ -45,15 +52,19 @@ from .files import atomic_write_text
 from .numbers import round_sig
 from .theory.montecarlo import Estimate
 
-VERDICTS = ("holds", "fails", "qualified", "not testable here")
+VERDICTS = ("holds", "fails", "unresolved", "qualified", "not testable here")
 OUTCOMES = ("passes", "fails", "unresolved")
-STATUSES = ("holds", "fails", "qualified", "pending", "not testable here")
+STATUSES = ("holds", "fails", "unresolved", "qualified", "pending", "not testable here")
 EVIDENCE_ROLES = ("core", "caveat")
 ROLES = (*EVIDENCE_ROLES, "instrument", "identity", "power")
 PAPERS = ("A", "B")
 LEDGER_ENV_VAR = "LORAPRIV_LEDGER_DIR"
 REGISTER_FILE = "claims.yml"
 SIGNIFICANT_DIGITS = 6
+# the words that name the checks of what an attacker gets from LoRA (a6's caveats), which the analysis plan's
+# absolute reading of A-7.informal-privacy carries as core: one spelling for the chapter that writes and the one
+# that reads them
+ATTACKER = "what an attacker gets"
 _KEY = re.compile(r"^[ab][0-9a-z]_[a-z0-9_]+$")
 
 
@@ -227,7 +238,9 @@ def verdict_from(checks: list[Check]) -> str:
     core = [family.get(c.name, c.outcome) for c in evidence if c.role == "core"]
     if "fails" in core:
         return "fails"
-    if "unresolved" in core or any(c.outcome != "passes" for c in evidence if c.role == "caveat"):
+    if "unresolved" in core:
+        return "unresolved"
+    if any(c.outcome != "passes" for c in evidence if c.role == "caveat"):
         return "qualified"
     return "holds"
 
@@ -243,6 +256,46 @@ def outcome_counts(checks: list[Check], noun: str = "") -> str:
 
 
 @dataclass
+class Reading:
+    """A claim judged under another reasonable reading than its primary one (a sensitivity reading): ``name`` says
+    which, in a few words that follow "under" ("the pre-run design"); ``checks`` are the claim's checks under it;
+    ``plan_version``, the analysis plan version that names the reading.  Its verdict follows from its checks by the
+    rule of :func:`verdict_from`, never typed."""
+
+    name: str
+    checks: list[Check] = field(default_factory=list)
+    plan_version: int | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or len(self.name.split()) > 12:
+            raise ValueError(f"a reading's name is a few words that follow 'under', got {self.name!r}")
+
+    @property
+    def verdict(self) -> str:
+        return verdict_from(self.checks)
+
+    def as_record(self) -> dict:
+        record = asdict(self)
+        record["checks"] = [c.as_record() for c in self.checks]
+        record["verdict"] = self.verdict
+        return record
+
+
+def reading_from_record(record: dict, claim_id: str = "") -> Reading:
+    """Rebuild a :class:`Reading`, refusing one whose stored verdict does not follow from its checks."""
+    fields = {k: v for k, v in record.items() if k != "verdict"}
+    fields["checks"] = [Check(**c) for c in fields.get("checks", [])]
+    reading = Reading(**fields)
+    if record.get("verdict") != reading.verdict:
+        raise ValueError(
+            f"claim {claim_id}, reading {reading.name!r}: stored verdict {record.get('verdict')!r} does not follow "
+            f"from its checks ({reading.verdict!r}); re-run the chapter's notebook instead of editing the ledger"
+        )
+    return reading
+
+
+@dataclass
 class Claim:
     """What a chapter measured about one registered claim: its checks, a summary of the numbers, a note.  ``scale``
     is the scale the chapter was executed at; ``decided_at``, where set, the scale whose runs its core checks read
@@ -254,10 +307,15 @@ class Claim:
     summary: str = ""
     note: str = ""
     decided_at: str | None = None
+    plan_version: int | None = None  # the analysis plan version the verdict was decided under, for the plan's claims
+    readings: list[Reading] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.claim_id:
             raise ValueError("claim_id must be non-empty")
+        names = [r.name for r in self.readings]
+        if len(set(names)) != len(names):
+            raise ValueError(f"claim {self.claim_id}: two sensitivity readings share a name")
         broken = [c.name for c in self.checks if c.role in ("instrument", "identity") and not c.passed]
         if broken:
             raise InstrumentError(
@@ -274,14 +332,24 @@ class Claim:
         return [c for c in self.checks if c.is_evidence]
 
     @property
+    def moved_by(self) -> list[Reading]:
+        """The sensitivity readings under which the verdict differs from the primary one."""
+        return [r for r in self.readings if r.verdict != self.verdict]
+
+    @property
     def evidence_scale(self) -> str:
         """The scale whose runs decide the claim."""
         return self.decided_at or self.scale
 
     def as_record(self) -> dict:
         record = asdict(self)
-        if self.decided_at is None:
-            del record["decided_at"]  # the records of claims decided at their chapter's own scale stay as they were
+        for name in ("decided_at", "plan_version"):  # the records of claims without them stay as they were
+            if record[name] is None:
+                del record[name]
+        if self.readings:
+            record["readings"] = [r.as_record() for r in self.readings]
+        else:
+            del record["readings"]
         record["checks"] = [c.as_record() for c in self.checks]
         record["verdict"] = self.verdict
         return record
@@ -291,6 +359,7 @@ def claim_from_record(record: dict) -> Claim:
     """Rebuild a :class:`Claim` from a stored record, refusing a record whose verdict was edited by hand."""
     fields = {k: v for k, v in record.items() if k != "verdict"}
     fields["checks"] = [Check(**c) for c in fields.get("checks", [])]
+    fields["readings"] = [reading_from_record(r, fields.get("claim_id", "")) for r in fields.get("readings", [])]
     claim = Claim(**fields)
     if record.get("verdict") != claim.verdict:
         raise ValueError(
@@ -437,16 +506,32 @@ def tally(rows: list[LedgerRow]) -> dict[str, int]:
     return {status: sum(row.status == status for row in rows) for status in STATUSES}
 
 
+def sensitivity_text(claim: Claim) -> str:
+    """The sensitivity readings that move a claim's verdict, as a reader sees them beside it: 'fails under the
+    pre-run design; unresolved under plan version 1's thresholds' (empty where none moves it)."""
+    return "; ".join(f"{r.verdict} under {r.name}" for r in claim.moved_by)
+
+
 def claims_frame(claims: list[Claim], directory: Path | None = None):
     """The verdicts of a chapter as a table (claim, where, verdict, evidence checks passed), for its notebook."""
     import pandas as pd
 
     where = {e.claim_id: e.where for e in load_register(directory)}
+    planned = any(c.plan_version is not None or c.readings for c in claims)
     rows = [
         {
             "claim": c.claim_id,
             "where": where[c.claim_id],
             "verdict": c.verdict,
+            # a chapter with claims of the analysis plan adds the version and the readings that move a verdict
+            **(
+                {
+                    "plan version": "" if c.plan_version is None else str(c.plan_version),
+                    "under other readings": sensitivity_text(c) or ("none moves it" if c.readings else ""),
+                }
+                if planned
+                else {}
+            ),
             "evidence checks passed": outcome_counts(c.evidence),
             "other checks (instruments, identities)": len(c.checks) - len(c.evidence),
         }

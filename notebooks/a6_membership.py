@@ -21,12 +21,11 @@
 # On SmolLM2-135M-Instruct (not GPT-2), which decides §6's claims, eq. 24's AUC is
 # {glue:text}`a6_membership_pre_ptb_full_auc:.3f` for full fine-tuning against {glue:text}`a6_membership_pre_ptb_lorar8_auc:.3f` for LoRA r = 8 on
 # Penn Treebank; LoRA is "considerably" below full and adapter fine-tuning in {glue:text}`a6_membership_core_lora_passes:g` of
-# {glue:text}`a6_membership_core_lora_total:g` comparisons, {glue:text}`a6_membership_core_lora_unresolved:g` unresolved {verdict}`A-6.lora`; whether rank 8 is more exposed than
-# rank 16 is unresolved {verdict}`A-6.rank`. At equal perplexity LoRA minus full fine-tuning is
+# {glue:text}`a6_membership_core_lora_total:g` comparisons and resolved against it in {glue:text}`a6_membership_core_lora_fails:g`, all against SGD adapters {verdict}`A-6.lora`;
+# rank: unresolved {verdict}`A-6.rank`. At equal perplexity LoRA minus full fine-tuning is
 # {glue:text}`a6_membership_pre_ptb_vsfull_diff:+.3f` on Penn Treebank and
-# {glue:text}`a6_membership_pre_pubmed_vsfull_diff:+.3f` on PubMed, each resolved below 0, and, over
-# {glue:text}`a6_membership_pre_enron_vsfull_seeds:g` seeds, {glue:text}`a6_membership_pre_enron_vsfull_diff:+.3f` on Enron, unresolved
-# {verdict}`A-6.attribution`.
+# {glue:text}`a6_membership_pre_pubmed_vsfull_diff:+.3f` on PubMed, each resolved below 0, and
+# {glue:text}`a6_membership_pre_enron_vsfull_diff:+.3f` on Enron, unresolved {verdict}`A-6.attribution`.
 # ```
 #
 # This page loads the membership-inference results that the package's command line (`python -m lorapriv_utils`) wrote at three
@@ -494,6 +493,7 @@ claims = a6.claims(
     pretrained_matched=pre_matched,
     frontiers={scale.name: design, a6.PRETRAINED: pre_design},
     pretrained_projection=pre_projection,
+    pretrained_intervals=pretrained_intervals,
 )
 ledger.save_claims(a6.KEY, claims)
 plots.save_figure(frontier_fig, "a6_frontier")

@@ -1,6 +1,7 @@
 """Chapter a6_membership (paper A, section 6) on results that a tiny model writes: every table, figure input,
 verdict and quoted number, and the clear errors when results are missing or altered."""
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -103,11 +104,12 @@ def test_larger_scale_checks_are_caveats_that_can_fail():
     assert numbers["a6_membership_large_enron_lorar8_auc_gap_adapter"] == pytest.approx(0.14)  # 0.74 - 0.60
 
 
-def test_lora_against_an_adapter_is_core_only_where_the_adapter_fits_as_table_1_s_do():
+def test_every_adapter_is_core_under_the_pre_run_design_and_the_fit_rule_is_a_reading():
     """Paper A trains its adapters with SGD: where the grid ran them, Table 1's adapter comparisons are made with
-    them too, named 'adapter (SGD)', beside AdamW's, which keep their names.  'LoRA considerably below the adapter'
-    is core only where the adapter fits better than LoRA, resolved, as in every column of Table 1; an SGD adapter that
-    learns less (perplexity 60 against LoRA's 35) is less exposed, and that comparison is a caveat saying why."""
+    them too, named 'adapter (SGD)', beside AdamW's.  Under the primary reading (the design before the SGD runs)
+    'LoRA considerably below the adapter' is core for both; under the adapter-fit rule (a sensitivity reading) only
+    where the adapter fits better than LoRA, resolved; under plan version 1's thresholds the SGD adapter's
+    comparisons are caveats (the optimiser confound) and 'considerably' against full fine-tuning is 0.08."""
     sgd = pd.concat(
         [_larger_summary(0.6), _larger_summary(0.6).iloc[[1]].assign(variant="adaptersgd", auc=0.61, ppl=60.0)]
     )
@@ -119,15 +121,43 @@ def test_lora_against_an_adapter_is_core_only_where_the_adapter_fits_as_table_1_
     lora = {c.name: c for c in checks["A-6.lora"]}
     adamw = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter's"]  # 32 against LoRA's 35: Table 1's order
     assert adamw.passed and adamw.role == "core"  # 0.74 against 0.60
-    below_sgd = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s" + a6.NOT_TABLE1_FIT]
-    assert not below_sgd.passed and below_sgd.role == "caveat"  # 0.61 against 0.60
-    counts = a6.core_outcomes([SimpleNamespace(claim_id="A-6.lora", checks=checks["A-6.lora"])])
+    below_sgd = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s"]
+    assert not below_sgd.passed and below_sgd.role == "core"  # 0.61 against 0.60: the primary reading fails it
+    fit_rule, per_baseline = a6.SENSITIVITY
+    fitted = {c.name: c for c in a6.scale_checks(sgd, core=True, reading=fit_rule)["A-6.lora"]}
+    assert fitted["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s" + a6.NOT_TABLE1_FIT].role == "caveat"
+    claim = SimpleNamespace(
+        claim_id="A-6.lora",
+        checks=checks["A-6.lora"],
+        readings=[ledger.Reading(fit_rule.name, list(fitted.values()))],
+    )
+    counts = a6.core_outcomes([claim])
     assert counts["a6_membership_below_adaptersgd_fails"] == counts["a6_membership_below_adaptersgd_total"] == 2
     assert counts["a6_membership_table1_fit_adaptersgd"] == 0 and counts["a6_membership_table1_fit_adapter"] == 2
-    # the same SGD adapter fitting better than LoRA (30 against 35) makes the comparison core, and it fails
-    fitting = a6.scale_checks(sgd.replace({"ppl": {60.0: 30.0}}), core=True)["A-6.lora"]
+    # the same SGD adapter fitting better than LoRA (30 against 35) is core under the fit rule too, and it fails
+    fitting = a6.scale_checks(sgd.replace({"ppl": {60.0: 30.0}}), core=True, reading=fit_rule)["A-6.lora"]
     core_sgd = next(c for c in fitting if c.name == "cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s")
     assert core_sgd.role == "core" and not core_sgd.passed
+    v1 = {c.name: c for c in a6.scale_checks(sgd, core=True, reading=per_baseline)["A-6.lora"]}
+    assert v1["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s" + a6.CONFOUNDED].role == "caveat"
+    assert v1["cpu-large, enron, r=8: AUC at least 0.08 below full's"].role == "core"
+    adapter_v1 = {c.name: c for c in a6.scale_checks(sgd, core=True, reading=per_baseline)["A-6.adapter"]}
+    assert adapter_v1["cpu-large, enron: AUC adapter (SGD) <= AUC full (gains robustness)"].role == "caveat"
+
+
+def test_the_sensitivity_readings_are_the_plans():
+    """Each reading names the plan version that holds its thresholds: version 1's per-baseline values are the
+    plan's, and the primary reading is version 0's 0.02 against both baselines."""
+    from lorapriv_utils.plan import load_plan
+
+    versions = {v["version"]: v for v in load_plan()["versions"]}
+    thresholds = versions[1]["thresholds"]
+    v1 = next(r for r in a6.SENSITIVITY if r.plan_version == 1)
+    assert v1.vs_full == thresholds["considerably_vs_full"]["value"] == a6.CONSIDERABLE_FULL
+    assert v1.vs_adapter == thresholds["considerably_vs_adapter"]["value"] == a6.CONSIDERABLE
+    assert a6.PRE_RUN.plan_version == 0 and "0.02 in AUC against full and adapter" in versions[0]["what"]
+    assert a6.PRE_RUN.vs_full == a6.PRE_RUN.vs_adapter == 0.02 and not a6.PRE_RUN.fit_rule
+    assert "adapter-fit rule" in versions[0]["what"] and any(r.fit_rule for r in a6.SENSITIVITY)
 
 
 def _paper_summary() -> pd.DataFrame:
@@ -137,24 +167,27 @@ def _paper_summary() -> pd.DataFrame:
 
 def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monkeypatch):
     """The readings of 'considerably', 'a slight improvement' and 'a slight drop' are held against paper A's own
-    Table 1 through the chapter's checks: every Table 1 comparison passes them, and each reading is the strictest
-    round number it passes (0.01 stricter, or 0.05 stricter for the ratio, and the paper's own table fails)."""
+    Table 1 through the chapter's checks: every Table 1 comparison passes them, under every reading, and each is the
+    strictest round number it passes (0.01 stricter, or 0.05 stricter for the ratio, and the paper's own table
+    fails)."""
     summary = _paper_summary()
 
-    def failed(summary):
-        checks = [c for d in ("Enron", "PubMed", "PTB") for v in a6.table1_checks(summary, d).values() for c in v]
-        assert len(checks) == 3 * (3 + 2 * 5 + 2)  # no base perplexity: no share of the gain
+    def failed(summary, reading=a6.PRE_RUN):
+        checks = [
+            c
+            for d in ("Enron", "PubMed", "PTB")
+            for v in a6.table1_checks(summary, d, reading=reading).values()
+            for c in v
+        ]
+        assert len(checks) == 3 * (3 + 2 * 4 + 2)  # no base perplexity: no share of the gain
         return [c.name for c in checks if not c.passed]
 
-    assert failed(summary) == []
-    monkeypatch.setattr(a6, "CONSIDERABLE", a6.CONSIDERABLE + 0.01)
-    assert failed(summary) == ["PTB, r=16: AUC at least 0.03 below adapter's"]  # 87.21 against 84.87
-    monkeypatch.setattr(a6, "CONSIDERABLE", a6.CONSIDERABLE - 0.01)
-    monkeypatch.setattr(a6, "CONSIDERABLE_FULL", a6.CONSIDERABLE_FULL + 0.01)
-    assert failed(summary) == [  # 93.45 against 84.87
-        "PTB, r=16: AUC at least 0.09 below full's (the stricter reading, against full fine-tuning alone)"
-    ]
-    monkeypatch.setattr(a6, "CONSIDERABLE_FULL", a6.CONSIDERABLE_FULL - 0.01)
+    for reading in (a6.PRE_RUN, *a6.SENSITIVITY):
+        assert failed(summary, reading) == [], reading.name
+    stricter = dataclasses.replace(a6.PRE_RUN, vs_adapter=a6.CONSIDERABLE + 0.01)
+    assert failed(summary, stricter) == ["PTB, r=16: AUC at least 0.03 below adapter's"]  # 87.21 against 84.87
+    stricter = dataclasses.replace(a6.PRE_RUN, vs_full=a6.CONSIDERABLE_FULL + 0.01)
+    assert failed(summary, stricter) == ["PTB, r=16: AUC at least 0.09 below full's"]  # 93.45 against 84.87
     monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN - 0.01)
     assert failed(summary) == ["Enron: the AUC drop from full to adapter is at most 0.07 ('a slight improvement')"]
     monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN + 0.01)
@@ -171,7 +204,7 @@ def test_the_pretrained_scale_checks_what_it_ran_and_the_share_of_the_gain():
     checks = a6.scale_checks(ran, a6.PRETRAINED, bases)
     assert checks["A-6.adapter"] == [] and checks["A-6.rank"] == []
     names = [c.name for c in checks["A-6.lora"]]
-    assert all(n.startswith("cpu-pretrained, enron, r=8") for n in names) and len(names) == 5
+    assert all(n.startswith("cpu-pretrained, enron, r=8") for n in names) and len(names) == 4
     share = next(c for c in checks["A-6.lora"] if "log-perplexity gain" in c.name)
     assert share.measured == pytest.approx((math.log(53.6) - math.log(35.0)) / (math.log(53.6) - math.log(30.0)))
     assert share.passed  # 35 against full's 30, from the base's 53.6: 0.73 of the gain
@@ -599,7 +632,7 @@ def test_a_perplexity_order_is_unresolved_when_the_seeds_disagree():
     rank = a6.table1_checks(summary, "d", differences=differences)["A-6.rank"]
     ppl = next(c for c in rank if "PPL" in c.name)
     assert ppl.interval == (-0.47, 0.035) and ppl.measured == pytest.approx(-0.22)  # from the seeds, not the means
-    assert ledger.verdict_from(rank) == "qualified"  # both core checks unresolved: not failed on noise
+    assert ledger.verdict_from(rank) == "unresolved"  # both core checks unresolved: not failed on noise
     one_seed = a6.table1_checks(summary, "d")["A-6.rank"]  # no interval: the ratio of the means decides
     ppl = next(c for c in one_seed if "PPL" in c.name)
     assert ppl.interval is None and ppl.measured == pytest.approx(math.log(16.7 / 21.0), abs=1e-5) and not ppl.passed
@@ -628,6 +661,28 @@ def test_the_intervals_other_pages_quote_are_the_grid_s_own():
     }
     unresolved = intervals.assign(tpr1=np.nan, tpr1_low=np.nan, tpr1_high=np.nan)  # too few non-members
     assert not any("tpr1" in k for k in a6.interval_numbers(unresolved))
+    # the TPR at 5% nominal FPR and the FPRs achieved, where the frame holds them (grid_intervals' own)
+    rates = intervals.assign(fpr1=0.005, fpr5=0.045, tpr5=0.6475, tpr5_low=0.5275, tpr5_high=0.715)
+    numbers = a6.interval_numbers(rates)
+    assert numbers["a6_membership_pre_enron_lorafar8_fpr1"] == 0.005
+    assert numbers["a6_membership_pre_enron_lorafar8_fpr5"] == 0.045
+    assert numbers["a6_membership_pre_enron_lorafar8_tpr5_ci_low"] == 0.527
+
+
+def test_attacker_checks_read_the_tpr_at_5_percent_against_twice_the_fpr_it_achieves():
+    """What an attacker gets (the analysis plan's absolute reading): eq. 24's TPR at 5% nominal FPR against twice
+    the FPR the non-members achieve, labelled with that FPR; a caveat, unresolved when its interval holds the bound."""
+    intervals = pd.DataFrame(
+        [("enron", "lora-r8", 0.045, 0.6475, 0.5275, 0.715), ("ptb", "lora-r8", 0.045, 0.08, 0.02, 0.2)],
+        columns=["dataset", "variant", "fpr5", "tpr5", "tpr5_low", "tpr5_high"],
+    )
+    enron, ptb = a6.attacker_checks(intervals, a6.PRETRAINED)
+    assert enron.name == (
+        f"cpu-pretrained, enron, r=8: TPR at 5% nominal FPR (4.50% achieved) at most twice that FPR ({ledger.ATTACKER})"
+    )
+    assert enron.role == "caveat" and enron.reference == 0.09 and enron.outcome == "fails"
+    assert ptb.outcome == "unresolved"
+    assert a6.attacker_checks(intervals.iloc[:0], a6.PRETRAINED) == []
 
 
 def test_the_seed_by_seed_rate_facts_the_page_states_hold_in_the_committed_records():
@@ -786,7 +841,7 @@ def test_attribution_core_checks_pass_only_on_a_resolved_advantage_at_matched_pe
     underpowered = checks(-0.2, 0.01)
     assert [c.role for c in underpowered] == ["core", "core"]
     assert [c.outcome for c in underpowered] == ["unresolved", "unresolved"]
-    assert ledger.verdict_from(underpowered) == "qualified"
+    assert ledger.verdict_from(underpowered) == "unresolved"
     assert ledger.verdict_from(checks(-0.05, -0.01)) == "holds"
     assert ledger.verdict_from(checks(0.01, 0.05)) == "fails"
 
@@ -878,3 +933,18 @@ def test_the_frontier_s_design_is_read_from_its_points_not_typed():
     with pytest.raises(ValueError, match="no checkpoint after epoch 0"):
         a6.frontier_design(points.assign(epoch=0))
     assert not set(a6.frontier_design_numbers(design, "pre_frontier_")) & set(a6.design_numbers())  # one name each
+
+
+def test_what_the_page_says_of_a6_lora_s_verdict_holds_in_the_committed_ledger():
+    """The answer box and the detail text say: A-6.lora fails under the primary reading, every core comparison
+    resolved against LoRA is one with an SGD adapter, the adapter-fit rule leaves it unresolved and version 1's
+    thresholds fail it too; A-7's relative reading is unresolved and its absolute one fails.  A rerun that changes
+    any of these fails here, pointing at the sentences to rewrite."""
+    results = ledger.load_results()
+    (lora,) = [c for c in results["a6_membership"] if c.claim_id == "A-6.lora"]
+    failed = [c.name for c in lora.checks if c.role == "core" and c.outcome == "fails"]
+    assert lora.verdict == "fails" and failed and all("adapter (SGD)'s" in name for name in failed)
+    readings = {r.name: r.verdict for r in lora.readings}
+    assert readings == {a6.SENSITIVITY[0].name: "unresolved", a6.SENSITIVITY[1].name: "fails"}
+    (informal,) = [c for c in results["a7_conclusions"] if c.claim_id == "A-7.informal-privacy"]
+    assert informal.verdict == "unresolved" and [r.verdict for r in informal.readings] == ["fails"]

@@ -195,3 +195,35 @@ def test_carried_counts_keep_a_failing_core_check_apart_from_passing_caveats():
     assert a7.carried_counts(caveats) == "4 of 4 caveats pass"
     unsure = ledger.check_bound("unsure", 0.1, 0.0, interval=(-0.1, 0.3))
     assert a7.carried_counts([unsure]) == "0 of 1 core checks pass (1 unresolved)"
+
+
+def test_informal_privacy_carries_the_absolute_reading_and_its_sources_plan_version():
+    """The analysis plan's absolute reading (version 1) of informal privacy: what an attacker gets from LoRA r = 8,
+    carried from A-6.lora's caveats as core checks of a sensitivity reading beside the relative verdict; the claim
+    names the plan version of its core sources."""
+    results = _source_results()
+    sources = {c.claim_id: c for c in results["sources"]}
+    lora = sources["A-6.lora"]
+    attacker = Check(
+        f"cpu-pretrained, enron, r=8: TPR at 5% nominal FPR at most twice that FPR ({ledger.ATTACKER})",
+        0.4,
+        0.1,
+        False,
+        "measured <= claimed?",
+        "caveat",
+        (0.3, 0.5),
+    )
+    sources["A-6.lora"] = Claim("A-6.lora", "cpu-small", [*lora.checks, attacker], plan_version=0)
+    sources["A-6.attribution"] = Claim(
+        "A-6.attribution", "cpu-small", sources["A-6.attribution"].checks, plan_version=0
+    )
+    claims = {c.claim_id: c for c in a7.claims({"sources": list(sources.values())}, "cpu-small")}
+    claim = claims["A-7.informal-privacy"]
+    assert claim.plan_version == 0 and claims["A-7.approximates"].plan_version is None
+    (reading,) = claim.readings
+    assert reading.plan_version == 1 and reading.verdict == "fails" and claim.verdict == "holds"
+    carried = [c for c in reading.checks if ledger.ATTACKER in c.name]
+    assert [c.role for c in carried] == ["core"] and claim.moved_by == [reading]
+    assert not any(ledger.ATTACKER in c.name for c in claim.checks if c.role == "core")
+    # without the attacker's checks (no pretrained intervals), no absolute reading: never a reading of nothing
+    assert a7.claims(_source_results(), "cpu-small")[1].readings == []

@@ -227,13 +227,18 @@ def test_the_accuracy_claim_reads_fig5_range_heldout_loss_and_learning(tiny_scal
     assert claim(_dp_records(level={"compressed": 0.05}, eps_at_one=1.6)).verdict == "fails"
     one_seed = {"compressed": lambda seed, sigma: 0.3 if seed == 2 else -0.05}
     open_ = claim(_dp_records(level=one_seed, compressed_noise=0.3, eps_at_one=1.6))
-    assert open_.verdict == "qualified"
+    assert open_.verdict == "unresolved"
     assert [c.outcome for c in open_.checks if c.role == "core" and "DP-LoRA-FA's" in c.name] == ["unresolved"]
     # models that keep little of their gain without noise: no power, so the claim is not tested (the analysis
     # plan's power condition), whatever its comparisons say
     unmoved = claim(_dp_records(compressed_noise=0.3, eps_at_one=1.6), base=101.5)
     assert unmoved.verdict == "not testable here"
     assert [c.outcome for c in unmoved.checks if "learn the task" in c.name] == ["fails"]
+    # decided under plan version 1, with version 0's reading (no power condition) beside it
+    assert unmoved.plan_version == 1 and [(r.name, r.plan_version) for r in unmoved.readings] == [
+        ("plan version 0 (no power condition)", 0)
+    ]
+    assert unmoved.moved_by == unmoved.readings and unmoved.readings[0].verdict != "not testable here"
     with pytest.raises(ValueError, match="Fig. 5 range"):
         claim(_dp_records())  # eps 3 and 1.5: the claim is not tested
     over = [

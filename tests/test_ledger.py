@@ -97,11 +97,11 @@ def test_a_check_whose_interval_holds_its_threshold_is_unresolved_and_never_fail
     assert not noisy.passed and noisy.outcome == "unresolved" and "unresolved when it contains 0.05" in noisy.detail
     ok = ledger.check_bound("ok", 1.0, 2.0)
     assert ledger.verdict_from([ok, resolved]) == "fails"
-    assert ledger.verdict_from([ok, noisy]) == "qualified"  # not failed on noise, nor held
+    assert ledger.verdict_from([ok, noisy]) == "unresolved"  # not failed on noise, nor held
     assert ledger.verdict_from([resolved, noisy]) == "fails"  # a resolved failure still decides
     # a passing point estimate whose interval reaches the threshold is unresolved too
     near = ledger.check_bound("near", 0.06, 0.05, direction=">=", interval=(0.04, 0.09))
-    assert near.passed and near.outcome == "unresolved" and ledger.verdict_from([near]) == "qualified"
+    assert near.passed and near.outcome == "unresolved" and ledger.verdict_from([near]) == "unresolved"
     clear = ledger.check_bound("clear", 0.06, 0.05, direction=">=", interval=(0.055, 0.09))
     assert clear.outcome == "passes" and ledger.verdict_from([clear]) == "holds"
     # an unresolved caveat qualifies, as a failed one does
@@ -128,7 +128,7 @@ def test_an_interval_survives_the_ledger_and_checks_without_one_are_stored_as_be
     )
     back = ledger.load_results(folder)["a9_test"][0]
     assert back.checks[0].interval == (-0.02, 0.08) and back.checks[0].outcome == "unresolved"
-    assert back.verdict == "qualified"
+    assert back.verdict == "unresolved"
 
 
 @pytest.mark.parametrize("role", ["instrument", "identity"])
@@ -178,7 +178,14 @@ def test_save_and_load_round_trip(folder):
     assert [r.entry.claim_id for r in rows] == ["X-1", "X-2", "X-3"]  # register order
     assert [r.status for r in rows] == ["fails", "holds", "not testable here"]
     assert rows[0].result.note == "because"
-    assert ledger.tally(rows) == {"holds": 1, "fails": 1, "qualified": 0, "pending": 0, "not testable here": 1}
+    assert ledger.tally(rows) == {
+        "holds": 1,
+        "fails": 1,
+        "unresolved": 0,
+        "qualified": 0,
+        "pending": 0,
+        "not testable here": 1,
+    }
     first = path.read_bytes()
     ledger.save_claims("a9_test", claims, folder)
     assert path.read_bytes() == first
@@ -274,14 +281,14 @@ def test_the_readme_s_verdict_words_are_the_ledger_s():
     checked = [key for key, _ in rows if key in verdicts]
     assert {"a6_membership", "b3_noisy_variants"} <= set(checked)
     for key, row in rows:
-        typed = set(re.findall(r"\((holds|fails|qualified)\b", row))
+        typed = set(re.findall(r"\((holds|fails|unresolved|qualified)\b", row))
         assert typed <= verdicts.get(key, typed), f"README's row for {key} says {typed}; its ledger: {verdicts[key]}"
     by_id = {c.claim_id: c.verdict for claims in results.values() for c in claims}
     for claim_id, quoted in (
         ("A-7.approximates", '"LoRA approximates DP-SGD with a fixed noise scale"'),
         ("A-7.informal-privacy", '"informal privacy, only slightly affecting utility"'),
     ):
-        said = re.search(re.escape(quoted) + r"\s+(?:is\s+)?(holds|fails|qualified)", text)
+        said = re.search(re.escape(quoted) + r"\s+(?:is\s+)?(holds|fails|unresolved|qualified)", text)
         assert said and said.group(1) == by_id[claim_id], f"README's verdict of {claim_id} is not the ledger's"
 
 
@@ -307,7 +314,7 @@ def test_a_claim_s_core_checks_with_p_values_are_decided_together():
     checks = [check(f"c{k}", 0.004, 0.99) for k in range(10)] + [check(f"weak{k}", 0.03, 0.97) for k in range(2)]
     outcomes = family_outcomes(checks)
     assert outcomes["weak0"] == outcomes["weak1"] == "unresolved" and outcomes["c0"] == "passes"
-    assert verdict_from(checks) == "qualified"
+    assert verdict_from(checks) == "unresolved"
     failing = [check(f"c{k}", 0.004, 0.99) for k in range(3)] + [check("bad", 0.99, 0.001, passed=False)]
     assert family_outcomes(failing)["bad"] == "fails" and verdict_from(failing) == "fails"
     assert verdict_from([check(f"c{k}", 0.001, 0.99) for k in range(3)]) == "holds"
@@ -335,3 +342,32 @@ def test_a_power_check_that_does_not_pass_makes_the_claim_not_testable_here():
     assert verdict_from([core, barely]) == "not testable here"  # never fails, holds or is qualified on no power
     assert Claim("X-1", "test", [core, barely]).verdict == "not testable here"  # a failed power check is no bug
     assert not barely.is_evidence
+
+
+def test_a_sensitivity_reading_keeps_its_derived_verdict_and_shows_where_it_moves_the_primary(folder):
+    """A claim of the analysis plan carries its plan version and its sensitivity readings through the ledger; a
+    reading's verdict follows from its own checks (an edited one is refused); only readings that move the verdict
+    are shown beside it; the records of claims without readings are stored as before."""
+    resolved = ledger.check_bound("gap", 0.1, 0.05, interval=(0.07, 0.12))  # fails, resolved
+    noisy = ledger.check_bound("gap", 0.1, 0.05, interval=(0.02, 0.12))  # unresolved
+    same = ledger.Reading("another threshold", [resolved], plan_version=1)
+    moved = ledger.Reading("the pre-run design", [noisy], plan_version=0)
+    claim = _claim([resolved], plan_version=0, readings=[same, moved])
+    assert claim.verdict == "fails" and claim.moved_by == [moved]
+    assert ledger.sensitivity_text(claim) == "unresolved under the pre-run design"
+    ledger.save_claims("a9_test", [claim, _claim([resolved], claim_id="X-2")], folder)
+    stored = json.loads((folder / "a9_test.json").read_text())
+    assert stored[0]["plan_version"] == 0 and [r["verdict"] for r in stored[0]["readings"]] == ["fails", "unresolved"]
+    assert "readings" not in stored[1] and "plan_version" not in stored[1]
+    back = ledger.load_results(folder)["a9_test"][0]
+    assert back.readings[1].checks[0].interval == (0.02, 0.12) and ledger.sensitivity_text(
+        back
+    ) == ledger.sensitivity_text(claim)
+    stored[0]["readings"][1]["verdict"] = "holds"
+    (folder / "a9_test.json").write_text(json.dumps(stored))
+    with pytest.raises(ValueError, match="reading 'the pre-run design': stored verdict 'holds'"):
+        ledger.load_results(folder)
+    with pytest.raises(ValueError, match="share a name"):
+        _claim([resolved], readings=[same, same])
+    with pytest.raises(ValueError, match="follow 'under'"):
+        ledger.Reading("", [resolved])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +26,7 @@ from scipy import stats
 from ..catalogue import regenerate, regenerate_kind
 from ..labels import CORPORA
 from ..labels import variant as variant_label
-from ..ledger import Check, Claim, check_bound
+from ..ledger import ATTACKER, Check, Claim, Reading, check_bound
 from ..mia.attacks.matching import UTILITY_MATCH
 from ..mia.engine.methods import position
 from ..numbers import quoted_numbers, rounded_frame
@@ -91,8 +91,7 @@ PAPER_TABLE1 = pd.DataFrame(
 CONSIDERABLE = 0.02  # LoRA's AUC "considerably" below full and adapter fine-tuning's: Table 1's smallest such gap
 #                      is 0.023 (PTB, r = 16, against adapter fine-tuning; 0.086 against full)
 CONSIDERABLE_FULL = 0.08  # the same word read against full fine-tuning alone (Table 1's smallest gap there is 0.086,
-#                           PTB, r = 16): the stricter reading, a caveat of A-6.lora that says how much the verdict
-#                           owes to reading both baselines with adapter fine-tuning's smaller gap
+#                           PTB, r = 16): the analysis plan's version-1 threshold against full fine-tuning
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
@@ -160,6 +159,7 @@ def grid_frame(records: list[dict]) -> pd.DataFrame:
                 "auc_low": ref["auc"]["low"],
                 "auc_high": ref["auc"]["high"],
                 "tpr1": _rate(ref["tpr_at_0.01"]),
+                "fpr1": ref["tpr_at_0.01"].get("achieved_fpr", np.nan),  # the FPR that 1% nominal achieves
                 "tpr001": _rate(ref["tpr_at_0.0001"]),
                 "loss_auc": m["loss_attack"]["auc"]["value"],
                 "zlib_auc": m["zlib_attack"]["auc"]["value"],
@@ -205,7 +205,7 @@ def grid_summary(frame: pd.DataFrame, bases: dict[tuple[str, int], float] | None
     """Per dataset and method: the mean over seeds, and the seeds' spread (half the range) of perplexity and AUC;
     the utility cost against full fine-tuning paired by seed (:func:`paired_utility`, with each seed's base
     perplexity from ``bases``)."""
-    numeric = ["ppl", "auc", "tpr1", "tpr001", "loss_auc", "zlib_auc", "minkpp_auc", "epsilon"]
+    numeric = ["ppl", "auc", "tpr1", "fpr1", "tpr001", "loss_auc", "zlib_auc", "minkpp_auc", "epsilon"]
     grouped = frame.groupby(["dataset", "variant"], sort=False)
     out = grouped[numeric].mean()
     out["ppl_spread"] = grouped["ppl"].agg(lambda v: (v.max() - v.min()) / 2)
@@ -533,6 +533,17 @@ def _tpr1(members: np.ndarray, nonmembers: np.ndarray) -> float:
     return metrics.tpr_at_fpr(members, nonmembers, 0.01).tpr
 
 
+def _tpr5(members: np.ndarray, nonmembers: np.ndarray) -> float:
+    from ..mia.attacks import metrics
+
+    return metrics.tpr_at_fpr(members, nonmembers, 0.05).tpr
+
+
+# The TPRs the chapter reports, by column: the nominal false-positive rate of each (what a threshold on the
+# non-members' scores may not reach; the rate it achieves, lower with few non-members, is reported beside it)
+RATES = {"tpr1": 0.01, "tpr5": 0.05}
+
+
 def _eq24_signals(records: list[dict], scale: Scale, root: Path | None = None) -> tuple[dict, dict]:
     """Each cell's eq. 24 signals (members, non-members) and its split digests, by (dataset, variant, seed)."""
     from ..mia.experiments.grid import Cell
@@ -548,8 +559,10 @@ def _eq24_signals(records: list[dict], scale: Scale, root: Path | None = None) -
 
 
 def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) -> pd.DataFrame:
-    """Per dataset and method: eq. 24's AUC and TPR at 1% FPR, the mean over its seeds, with the 95% interval of
-    the two-stage bootstrap of :func:`metrics.seeds_interval` (seeds, then texts within a seed)."""
+    """Per dataset and method: eq. 24's AUC and TPR at 1% and 5% nominal FPR (``tpr1``, ``tpr5``), the mean over
+    its seeds, with the 95% interval of the two-stage bootstrap of :func:`metrics.seeds_interval` (seeds, then texts
+    within a seed), and the FPR each TPR achieves (``fpr1``, ``fpr5``: the mean over seeds of the share of
+    non-members above the threshold; with 200 non-members 1% nominal achieves 0.5%)."""
     from ..mia.attacks import metrics
 
     signals, _ = _eq24_signals(records, scale, root)
@@ -557,7 +570,10 @@ def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) 
     for d, v in dict.fromkeys((d, v) for d, v, _ in signals):
         seeds = sorted(s for (dd, vv, s) in signals if (dd, vv) == (d, v))
         row = {"dataset": d, "variant": v, "seeds": len(seeds)}
-        for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
+        for name, alpha in RATES.items():
+            achieved = [metrics.tpr_at_fpr(*signals[(d, v, s)], alpha).achieved_fpr for s in seeds]
+            row[name.replace("tpr", "fpr")] = float(np.mean(achieved))
+        for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1), ("tpr5", _tpr5))):
             rng = np.random.default_rng([zlib.crc32(f"{d}/{v}".encode()), k])
             ci = metrics.seeds_interval(
                 metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples
@@ -570,20 +586,26 @@ def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) 
 def table1_overview(grids: list[tuple[pd.DataFrame, pd.DataFrame, Scale]]) -> pd.DataFrame:
     """Paper A's Table 1 beside every scale that ran it, one row per scale, corpus and method (the scales in the
     order given; ``grids`` holds each scale's :func:`grid_summary`, :func:`grid_intervals` and scale): perplexity,
-    and eq. 24's AUC and TPR at 1% FPR with their intervals over seeds and texts."""
+    and eq. 24's AUC, TPR at 1% nominal FPR, the FPR that achieves (few non-members cannot reach 1% exactly) and
+    TPR at 5% nominal FPR, with their intervals over seeds and texts."""
     frames = []
     for summary, intervals, scale in grids:
         table = table1_comparison(summary, scale)
         table = table[table["scale"] != ""].drop(columns=["TPR@0.01% paper", "TPR@0.01% ours"])
         by_source = {(CORPORA.get(r.dataset, r.dataset), label(r.variant)): r for r in intervals.itertuples()}
-        for metric, column in (("auc", "AUC ours"), ("tpr1", "TPR@1% ours")):
+
+        def column_of(name: str, table=table, by_source=by_source) -> list[float]:
+            return [
+                getattr(by_source[(data, method)], name, np.nan) if (data, method) in by_source else np.nan
+                for data, method in zip(table["our data"], table["method"], strict=True)
+            ]
+
+        # the TPR at 1% nominal is read at the FPR the non-members achieve, shown beside it, then the TPR at 5%
+        table.insert(table.columns.get_loc("TPR@1% ours") + 1, "FPR achieved", column_of("fpr1"))
+        table.insert(table.columns.get_loc("FPR achieved") + 1, "TPR@5% ours", column_of("tpr5"))
+        for metric, column in (("auc", "AUC ours"), ("tpr1", "TPR@1% ours"), ("tpr5", "TPR@5% ours")):
             for end in ("low", "high"):
-                table[f"{column}_{end}"] = [
-                    getattr(by_source[(data, method)], f"{metric}_{end}", np.nan)
-                    if (data, method) in by_source
-                    else np.nan
-                    for data, method in zip(table["our data"], table["method"], strict=True)
-                ]
+                table[f"{column}_{end}"] = column_of(f"{metric}_{end}")
         table.insert(
             1,
             "seeds",
@@ -922,13 +944,85 @@ def _difference(
     return found if found is not None else (_mean(summary, d, a, metric) - _mean(summary, d, b, metric), None)
 
 
+def _nominal(achieved: float, nominal: float = 0.01) -> str:
+    """A TPR's label: its nominal FPR and, where measured, the FPR it achieves ('1% nominal FPR (0.50% achieved)')."""
+    return f"{nominal:.0%} nominal FPR" + (f" ({achieved:.2%} achieved)" if math.isfinite(achieved) else "")
+
+
+def attacker_checks(intervals: pd.DataFrame, scale_name: str, variant: str = "lora-r8") -> list[Check]:
+    """What an attacker gets from ``variant`` (the analysis plan's absolute reading of A-7.informal-privacy): per
+    corpus, eq. 24's TPR at 5% nominal FPR (its interval over seeds and texts, :func:`grid_intervals`) at most
+    twice the FPR it achieves, where chance is TPR = FPR; caveats of A-6.lora, named ``scale_name, corpus``."""
+    rows = intervals[intervals["variant"] == variant] if len(intervals) else intervals
+    return [
+        c
+        for row in rows.itertuples()
+        if (
+            c := _bound(
+                f"{scale_name}, {row.dataset}, r={variant.removeprefix('lora-r')}: TPR at "
+                f"{_nominal(row.fpr5, 0.05)} at most twice that FPR ({ATTACKER})",
+                row.tpr5,
+                2 * row.fpr5,
+                role="caveat",
+                interval=(row.tpr5_low, row.tpr5_high),
+            )
+        )
+        is not None
+    ]
+
+
 # Table 1's adapter baseline as the checks name it: trained with AdamW, as every method here, and with SGD, as
 # paper A says its adapters were (checked only where the grid ran it)
 ADAPTERS = {"adapter": "adapter", "adaptersgd": "adapter (SGD)"}
 # In every column of paper A's Table 1 the adapters fit better than LoRA (perplexity 19.38, 18.21, 30.11 against
-# r=16's 20.32, 19.42, 33.10): its "LoRA considerably below the adapter" compares LoRA with a baseline that fits
-# better.  Where a run here does not reproduce that order, resolved, the comparison is a caveat, whatever the optimiser
+# r=16's 20.32, 19.42, 33.10).  The adapter-fit rule (c28daba, set after the SGD adapters' runs) made a comparison
+# with an adapter that does not fit better than LoRA here, resolved, a caveat: one sensitivity reading now.
 NOT_TABLE1_FIT = " (a caveat: the adapter does not fit better than LoRA here, resolved, as Table 1's do)"
+CONFOUNDED = " (a caveat under this reading: LoRA trained with AdamW against an SGD adapter)"
+
+
+@dataclass(frozen=True)
+class Table1Reading:
+    """How Table 1's comparisons are read for A-6.adapter and A-6.lora: "considerably" against full fine-tuning
+    (``vs_full``) and against an adapter (``vs_adapter``) as AUC gaps; ``adapters``, the adapters of
+    :data:`ADAPTERS` whose comparisons are core (the others are caveats that say why); ``fit_rule``, whether a
+    comparison with an adapter is core only where that adapter fits better than LoRA (c28daba).  ``name`` follows
+    "under" where a reading moves a verdict; ``plan_version`` is the analysis plan version that names it."""
+
+    name: str
+    plan_version: int
+    vs_full: float = CONSIDERABLE
+    vs_adapter: float = CONSIDERABLE
+    adapters: tuple[str, ...] = tuple(ADAPTERS)
+    fit_rule: bool = False
+    note: str = ""
+
+
+# The primary reading: the design in force before the SGD adapters ran (analysis plan version 0 without the
+# adapter-fit rule that was set after them; issue 58 decided it), then the sensitivity readings beside it.
+PRE_RUN = Table1Reading(
+    "the pre-run design",
+    0,
+    note="0.02 against full and adapter fine-tuning alike, both adapters core (the design before the SGD runs)",
+)
+SENSITIVITY = (
+    Table1Reading(
+        "the adapter-fit rule (c28daba)",
+        0,
+        fit_rule=True,
+        note="a comparison with an adapter is core only where that adapter fits better than LoRA, resolved, as "
+        "Table 1's do; set after the SGD adapters were seen to fit worse",
+    ),
+    Table1Reading(
+        "plan version 1's thresholds, on seeds 0-1",
+        1,
+        vs_full=CONSIDERABLE_FULL,
+        adapters=("adapter",),
+        note=f"{CONSIDERABLE_FULL} against full fine-tuning and {CONSIDERABLE} against the AdamW adapter (each "
+        "baseline's own smallest Table 1 gap); the SGD adapter is left to the optimiser-matched arm (LoRA with SGD, "
+        "not yet run); on the two seeds run so far, before the five-seed runs that version 1 decides on",
+    ),
+)
 
 
 def table1_checks(
@@ -938,14 +1032,15 @@ def table1_checks(
     differences: pd.DataFrame | None = None,
     base_ppl: float = math.nan,
     caveats_only: bool = False,
+    reading: Table1Reading = PRE_RUN,
 ) -> dict[str, list[Check]]:
-    """Table 1's comparisons on one dataset of a grid (each method at its swept learning rate, means over seeds),
-    by the claim they test.  The directions and the attack gaps are core checks; the adapter's gain in size, the
-    utility cost and the share of full fine-tuning's log-perplexity gain over the base (``base_ppl``) are
-    caveats; every check is a caveat where ``caveats_only`` (another scale's).  ``differences``
-    (:func:`grid_differences`) gives the attack comparisons their 95% intervals, so that one the data cannot
-    decide is unresolved, not failed.  Checks are named ``tag`` first (the dataset by default); a comparison whose
-    methods the grid did not run is left out."""
+    """Table 1's comparisons on one dataset of a grid under ``reading`` (:class:`Table1Reading`; each method at
+    its swept learning rate, means over seeds), by the claim they test.  The directions and the attack gaps are
+    core checks; the adapter's gain in size, the utility cost and the share of full fine-tuning's log-perplexity
+    gain over the base (``base_ppl``) are caveats; every check is a caveat where ``caveats_only`` (another
+    scale's).  ``differences`` (:func:`grid_differences`) gives the attack comparisons their 95% intervals, so
+    that one the data cannot decide is unresolved, not failed.  Checks are named ``tag`` first (the dataset by
+    default); a comparison whose methods the grid did not run is left out."""
     tag = tag or dataset
 
     def role(wanted: str) -> str:
@@ -962,7 +1057,7 @@ def table1_checks(
             return None  # a rate the non-members cannot resolve
         return _bound(name, value, bound, role=role(wanted), interval=interval)
 
-    def ppl_order(name: str, a: str, b: str):
+    def ppl_order(name: str, a: str, b: str, wanted: str = "core"):
         """a's perplexity at least b's, as the log of their ratio >= 0: over the seeds both ran, with the seeds'
         interval where there are several (unresolved when the seeds disagree), else the ratio of the means."""
         found = _paired(differences, dataset, a, b, "log_ppl")
@@ -971,22 +1066,26 @@ def table1_checks(
         else:
             pa, pb = mean(a, "ppl"), mean(b, "ppl")
             value, interval = (math.log(pa / pb) if pa > 0 and pb > 0 else math.nan), None
-        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role("core"), interval=interval)
+        return _bound(f"{name} (log of the ratio >= 0)", value, 0.0, ">=", role(wanted), interval=interval)
 
     def versus_adapter(r: int, a: str, name: str):
-        """LoRA r considerably below adapter ``a``: core where the adapter fits better than LoRA, resolved
-        (Table 1's order of fit), else a caveat that says why."""
+        """LoRA r considerably below adapter ``a``: core where the reading makes that adapter's comparisons core
+        (under the fit rule, only where it fits better than LoRA, resolved: Table 1's order of fit), else a caveat
+        that says why."""
         v = f"lora-r{r}"
-        order = ppl_order("Table 1's order of fit", v, a)
-        table1 = order is not None and order.outcome == "passes"
-        name = f"{tag}, r={r}: AUC at least {CONSIDERABLE} below {name}'s" + ("" if table1 else NOT_TABLE1_FIT)
-        return gap(name, v, a, "auc", -CONSIDERABLE, "core" if table1 else "caveat")
+        why = "" if a in reading.adapters else CONFOUNDED
+        if reading.fit_rule and not why:
+            order = ppl_order("Table 1's order of fit", v, a)
+            why = "" if order is not None and order.outcome == "passes" else NOT_TABLE1_FIT
+        name = f"{tag}, r={r}: AUC at least {reading.vs_adapter} below {name}'s" + why
+        return gap(name, v, a, "auc", -reading.vs_adapter, "caveat" if why else "core")
 
     adapter = []
     for a, name in ADAPTERS.items():  # AdamW's adapters and, where they ran, paper A's own SGD ones
+        core = "core" if a in reading.adapters else "caveat"
         adapter += [
-            ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full"),
-            gap(f"{tag}: AUC {name} <= AUC full (gains robustness)", a, "full", "auc", 0.0),
+            ppl_order(f"{tag}: PPL {name} >= PPL full (loses utility)", a, "full", core),
+            gap(f"{tag}: AUC {name} <= AUC full (gains robustness)", a, "full", "auc", 0.0, core),
             gap(
                 f"{tag}: the AUC drop from full to {name} is at most {SLIGHT_GAIN} ('a slight improvement')",
                 a,
@@ -1001,18 +1100,9 @@ def table1_checks(
     for r in (8, 16):
         v = f"lora-r{r}"
         lora += [
-            gap(f"{tag}, r={r}: AUC at least {CONSIDERABLE} below full's", v, "full", "auc", -CONSIDERABLE),
+            gap(f"{tag}, r={r}: AUC at least {reading.vs_full} below full's", v, "full", "auc", -reading.vs_full),
             *(versus_adapter(r, a, name) for a, name in ADAPTERS.items()),
-            gap(
-                f"{tag}, r={r}: AUC at least {CONSIDERABLE_FULL} below full's (the stricter reading, against full "
-                "fine-tuning alone)",
-                v,
-                "full",
-                "auc",
-                -CONSIDERABLE_FULL,
-                "caveat",
-            ),
-            gap(f"{tag}, r={r}: TPR at FPR 1% at most full's", v, "full", "tpr1", 0.0),
+            gap(f"{tag}, r={r}: TPR at {_nominal(mean(v, 'fpr1'))} at most full's", v, "full", "tpr1", 0.0),
             _bound(
                 f"{tag}, r={r}: PPL at most {SLIGHT} times full's (a slight drop)",
                 ppl_ratio(summary, dataset, v),
@@ -1050,13 +1140,21 @@ def scale_checks(
     base_ppl: dict[str, float] | None = None,
     differences: pd.DataFrame | None = None,
     core: bool = False,
+    reading: Table1Reading = PRE_RUN,
 ) -> dict[str, list[Check]]:
-    """Table 1's checks (:func:`table1_checks`) on one scale's grid for A-6.adapter, A-6.lora and A-6.rank, named
-    ``scale_name, dataset``: every one a caveat, unless ``core`` (the scale that decides Table 1's claims)."""
+    """Table 1's checks (:func:`table1_checks`, under ``reading``) on one scale's grid for A-6.adapter, A-6.lora
+    and A-6.rank, named ``scale_name, dataset``: every one a caveat, unless ``core`` (the scale that decides Table
+    1's claims)."""
     out: dict[str, list[Check]] = {"A-6.adapter": [], "A-6.lora": [], "A-6.rank": []}
     for d in dict.fromkeys(summary["dataset"]):
         checks = table1_checks(
-            summary, d, f"{scale_name}, {d}", differences, (base_ppl or {}).get(d, math.nan), caveats_only=not core
+            summary,
+            d,
+            f"{scale_name}, {d}",
+            differences,
+            (base_ppl or {}).get(d, math.nan),
+            caveats_only=not core,
+            reading=reading,
         )
         for claim, found in checks.items():
             out[claim] += found
@@ -1212,6 +1310,7 @@ def claims(
     pretrained_matched: dict[str, pd.DataFrame] | None = None,
     frontiers: dict[str, dict] | None = None,
     pretrained_projection: pd.DataFrame | None = None,
+    pretrained_intervals: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Ledger entries for section 6: adapter, LoRA, rank and attribution claims.  ``projection``
     (:func:`projection_table`) adds A-6.attribution's direct test, random A against fixed A.  ``matched`` holds
@@ -1226,7 +1325,9 @@ def claims(
     checks, the direct test included, become caveats) and adds matched-perplexity caveats to A-6.adapter and
     A-6.lora.  ``frontiers``: each scale's :func:`frontier_design` by scale name, which the notes state.
     ``pretrained_projection``: the pretrained scale's :func:`projection_table`, whose direct test is core for
-    A-6.attribution (this scale's is then a caveat)."""
+    A-6.attribution (this scale's is then a caveat).  ``pretrained_intervals``: the pretrained scale's
+    :func:`grid_intervals`, whose TPR at 5% FPR adds the caveats of what an attacker gets (:func:`attacker_checks`)
+    to A-6.lora."""
     differences, frontiers = differences or {}, frontiers or {}
     datasets = list(dict.fromkeys(summary["dataset"]))
     vs_full, vs_adapter = matched["full"], matched["adapter"]
@@ -1437,14 +1538,25 @@ def claims(
             ),
         )
     )
+    if pretrained_intervals is not None:
+        next(c for c in out if c.claim_id == "A-6.lora").checks += attacker_checks(pretrained_intervals, PRETRAINED)
     for name, other, bases in ((LARGER, larger, None), (PRETRAINED, pretrained, pretrained_base)):
         if other is None or not len(other):
             continue
         core = name == decider
         extra = scale_checks(other, name, bases, differences.get(name), core=core)
+        # the sensitivity readings, on the scale that decides: the claim's other checks with Table 1's under each
+        readings = (
+            {r: scale_checks(other, name, bases, differences.get(name), True, r) for r in SENSITIVITY} if core else {}
+        )
         sentence = scale_summary(other, name, bases)
         for claim in out:
             if extra.get(claim.claim_id):
+                for r, alt in readings.items():
+                    if [c.as_record() for c in alt[claim.claim_id]] != [c.as_record() for c in extra[claim.claim_id]]:
+                        claim.readings.append(
+                            Reading(r.name, claim.checks + alt[claim.claim_id], r.plan_version, r.note)
+                        )
                 claim.checks += extra[claim.claim_id]
                 note = scale_note(name, other)
                 if core:
@@ -1458,6 +1570,9 @@ def claims(
                 else:
                     claim.summary += f". At {sentence}"
                     claim.note += f" Caveats named {name}: the same comparisons under Table 1's protocol at {note}."
+    for claim in out:  # the analysis plan governs the runs of the pretrained scale
+        if claim.decided_at == PRETRAINED:
+            claim.plan_version = PRE_RUN.plan_version
     return out
 
 
@@ -1539,13 +1654,18 @@ def interval_numbers(intervals: pd.DataFrame, prefix: str = "pre") -> dict[str, 
     """:func:`grid_intervals` as numbers other pages quote, keyed ``<prefix>_<dataset>_<variant>_auc_ci_low`` and
     ``..._auc_ci_high`` (eq. 24's AUC, the 95% interval over seeds and texts), the same for ``tpr1``, and ``..._tpr1``,
     the TPR at 1% FPR itself (the AUC itself is :func:`scale_numbers`' ``..._auc``, the same mean), and ``..._seeds``
-    behind them; a value the texts cannot resolve is left out."""
+    behind them; the same for ``tpr5`` (at 5% nominal FPR) and the FPRs achieved (``..._fpr1``, ``..._fpr5``)
+    where the frame holds them; a value the texts cannot resolve is left out."""
     numbers = {}
+    rates = [m for m in ("tpr1", "tpr5") if m in intervals]
     for _, row in intervals.iterrows():
         tag = f"{prefix}_{_short(row['dataset'])}_{row['variant'].replace('-', '')}"
-        numbers[f"{tag}_tpr1"] = row["tpr1"]
         numbers[f"{tag}_seeds"] = row["seeds"]
-        for metric in ("auc", "tpr1"):
+        for metric in rates:
+            numbers[f"{tag}_{metric}"] = row[metric]
+            if metric.replace("tpr", "fpr") in intervals:
+                numbers[f"{tag}_{metric.replace('tpr', 'fpr')}"] = row[metric.replace("tpr", "fpr")]
+        for metric in ("auc", *rates):
             for end in ("low", "high"):
                 numbers[f"{tag}_{metric}_ci_{end}"] = row[f"{metric}_{end}"]
     return quoted_numbers(KEY, {k: v for k, v in numbers.items() if math.isfinite(v)})  # a TPR unresolved: none
@@ -1630,33 +1750,46 @@ def design_numbers() -> dict[str, int]:
 def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     """How the core checks of Table 1's claims came out (glue keys ``a6_membership_core_<claim>_<outcome>``, with
     ``_total``), so that the page's counts follow the verdicts: A-6.lora's AUC gaps, A-6.rank's comparisons and
-    A-6.attribution's matched ones; and
-    how A-6.lora's stricter reading against full fine-tuning came out on the same cells (``strict_full_<outcome>``),
-    its core TPR checks (``core_lora_tpr_<outcome>``) and, on the same cells and for each adapter of
-    :data:`ADAPTERS`, LoRA considerably below it (``below_<adapter>_<outcome>``), of which ``table1_fit_<adapter>``
-    are core (the adapter fits better than LoRA, resolved, as in Table 1)."""
+    A-6.attribution's matched ones; A-6.lora's core TPR checks (``core_lora_tpr_<outcome>``); for each adapter of
+    :data:`ADAPTERS`, LoRA considerably below it on the same cells (``below_<adapter>_<outcome>``), of which
+    ``table1_fit_<adapter>`` are core under the adapter-fit rule (the adapter fits better than LoRA, resolved); and
+    under plan version 1's threshold against full fine-tuning, LoRA that far below it (``strict_full_<outcome>``)."""
     numbers = {}
+
+    def count(name: str, found: list[Check]) -> None:
+        numbers[f"{name}_total"] = len(found)
+        for outcome in ("passes", "unresolved", "fails"):
+            numbers[f"{name}_{outcome}"] = sum(c.outcome == outcome for c in found)
+
     for claim in claims:
         if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank", "A-6.attribution"):
             continue
         core = [c for c in claim.checks if c.role == "core" and ("AUC" in c.name or claim.claim_id == "A-6.rank")]
-        short = claim.claim_id.split(".")[1]
-        numbers[f"core_{short}_total"] = len(core)
-        for outcome in ("passes", "unresolved", "fails"):
-            numbers[f"core_{short}_{outcome}"] = sum(c.outcome == outcome for c in core)
-        if claim.claim_id == "A-6.lora":  # the stricter reading against full fine-tuning, beside the core checks
-            cells = {c.name.split(": AUC")[0] for c in core}
-            on_cells = [c for c in claim.checks if c.name.split(": AUC")[0] in cells]
-            strict = [c for c in on_cells if "the stricter reading" in c.name]
-            tpr = [c for c in claim.checks if c.role == "core" and "TPR" in c.name]
-            found_by = {"strict_full": strict, "core_lora_tpr": tpr}
-            for a, name in ADAPTERS.items():  # LoRA considerably below each adapter, core or not by Table 1's fit
-                found_by[f"below_{a}"] = below = [c for c in on_cells if f"below {name}'s" in c.name]
-                numbers[f"table1_fit_{a}"] = sum(c.role == "core" for c in below)
-            for name, found in found_by.items():
-                numbers[f"{name}_total"] = len(found)
-                for outcome in ("passes", "unresolved", "fails"):
-                    numbers[f"{name}_{outcome}"] = sum(c.outcome == outcome for c in found)
+        count(f"core_{claim.claim_id.split('.')[1]}", core)
+        if claim.claim_id != "A-6.lora":
+            continue
+        cells = {c.name.split(": AUC")[0] for c in core}
+        count("core_lora_tpr", [c for c in claim.checks if c.role == "core" and "TPR" in c.name])
+        readings = {r.name: r for r in getattr(claim, "readings", [])}
+        fit = readings.get(SENSITIVITY[0].name)
+        for a, name in ADAPTERS.items():
+            below = [c for c in claim.checks if c.name.split(": AUC")[0] in cells and f"below {name}'s" in c.name]
+            count(f"below_{a}", below)
+            if fit is not None:
+                numbers[f"table1_fit_{a}"] = sum(
+                    c.role == "core" and f"below {name}'s" in c.name and c.name.split(": AUC")[0] in cells
+                    for c in fit.checks
+                )
+        strict = readings.get(SENSITIVITY[1].name)
+        if strict is not None:
+            count(
+                "strict_full",
+                [
+                    c
+                    for c in strict.checks
+                    if c.name.split(": AUC")[0] in cells and f"at least {CONSIDERABLE_FULL} below full's" in c.name
+                ],
+            )
     return quoted_numbers(KEY, numbers)
 
 

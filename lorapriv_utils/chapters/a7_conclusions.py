@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from ..ledger import EVIDENCE_ROLES, Check, Claim, outcome_counts
+from ..ledger import ATTACKER, EVIDENCE_ROLES, Check, Claim, Reading, outcome_counts
 
 KEY = "a7_conclusions"
 EVIDENCE = tuple(EVIDENCE_ROLES)  # a qualifying part carries its source's caveats too
@@ -100,6 +100,43 @@ READINGS: dict[str, tuple[Part, ...]] = {
         ),
     ),
 }
+
+
+# The analysis plan's absolute reading of "informal privacy" (version 1, beside the relative one): what an attacker
+# gets from LoRA r = 8, eq. 24's TPR at 5% FPR against chance, carried from A-6.lora's caveats as core checks.
+ABSOLUTE: dict[str, tuple[str, int, Part]] = {
+    "A-7.informal-privacy": (
+        "the absolute reading (an attacker's TPR at 5% FPR)",
+        1,
+        Part(
+            "A-6.lora",
+            "core",
+            "an attacker's TPR at 5% FPR against LoRA r = 8 is at most twice that FPR",
+            contains=(ATTACKER,),
+            source_roles=("caveat",),
+        ),
+    ),
+}
+
+
+def plan_version(parts: tuple[Part, ...], measured: dict[str, Claim]) -> int | None:
+    """The analysis plan version a concluding claim is decided under: that of its core parts' sources, the latest
+    where they differ; None where none of them is a claim of the plan."""
+    versions = [measured[p.source].plan_version for p in parts if p.role == "core"]
+    return max((v for v in versions if v is not None), default=None)
+
+
+def absolute_reading(claim_id: str, checks: list[Check], measured: dict[str, Claim]) -> list[Reading]:
+    """The absolute reading of ``claim_id`` (:data:`ABSOLUTE`): its checks with what an attacker gets carried as
+    core; none where the claim has no such reading or its source measured none (no pretrained intervals)."""
+    if claim_id not in ABSOLUTE:
+        return []
+    name, version, part = ABSOLUTE[claim_id]
+    source = measured[part.source]
+    if not any(ATTACKER in c.name for c in source.checks if c.role in part.source_roles):
+        return []
+    note = "the claim holds under the plan's version 1 only if this reading and the relative one both hold"
+    return [Reading(name, checks + carried_checks(part, source), version, note)]
 
 
 # What each reading leaves out, said in the claim's note.
@@ -187,6 +224,8 @@ def claims(results: dict[str, list[Claim]], scale: str) -> list[Claim]:
                 scale=scale,
                 checks=checks,
                 decided_at=decided_at(parts, measured),
+                plan_version=plan_version(parts, measured),
+                readings=absolute_reading(claim_id, checks, measured),
                 summary=summary,
                 note="A concluding claim read as a conjunction of earlier ones: core parts carry the source claims' "
                 "checks as core evidence, qualifying parts as caveats; measured values and outcomes are the "

@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from ..catalogue import regenerate
-from ..ledger import Claim, check_bound, check_close, check_estimate, undecided
+from ..ledger import Claim, Reading, check_bound, check_close, check_estimate, undecided
 from ..numbers import quoted_numbers, rounded_frame
 from ..scale import Scale
 from ..theory import noisy, wishart
@@ -958,6 +958,9 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
         claim_id="B-3.accuracy",
         scale=scale.name,
         checks=checks,
+        plan_version=1,
+        # version 0, which had no power condition, read the same evidence without it: shown beside the verdict
+        readings=[Reading("plan version 0 (no power condition)", [c for c in checks if c.role != "power"], 0)],
         summary=f"at eps = {means.loc[(z, 'full'), 'epsilon']:.3g} compressed DP-SGD (rank {settings['rank']} of "
         f"{settings['d']}) adds noise sigma = {used:.3g} instead of {z:g} (in its update: "
         f"{update_noise(used, settings['d'], settings['rank']):.3g}); "
@@ -984,7 +987,7 @@ def accuracy_claim(frame: pd.DataFrame, heldout: pd.DataFrame, settings: dict, s
         "models compared have barely moved from the base model, and a caveat says so. Whether the runs can test "
         "the claim at all is the analysis plan's power condition (version 1): fine-tuning without noise must lower "
         "the held-out perplexity at least 5% below the base model's; where it does not, the claim is not testable "
-        "here (under version 0 the same numbers read qualified).",
+        "here (under version 0 the same numbers read unresolved, then called qualified).",
     )
 
 
