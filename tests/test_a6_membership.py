@@ -948,3 +948,26 @@ def test_what_the_page_says_of_a6_lora_s_verdict_holds_in_the_committed_ledger()
     assert readings == {a6.SENSITIVITY[0].name: "unresolved", a6.SENSITIVITY[1].name: "fails"}
     (informal,) = [c for c in results["a7_conclusions"] if c.claim_id == "A-7.informal-privacy"]
     assert informal.verdict == "unresolved" and [r.verdict for r in informal.readings] == ["fails"]
+
+
+def test_a_check_under_holm_carries_one_sided_p_values_that_decide_it_with_the_others():
+    """Under plan version 1's reading the core attack comparisons carry one-sided bootstrap p-values (from the
+    paired bootstrap's draws), and Holm's procedure over them decides: a gap resolved alone at its own 95% level
+    may stay unresolved among many."""
+    below = ledger.check_bound("gap", -0.1, -0.02, interval=(-0.15, -0.05))
+    draws = np.linspace(-0.16, -0.04, 99)  # every draw below the bound: passes
+    held = a6.with_p_values(below, draws)
+    assert held.p_values == pytest.approx((1 / 100, 1.0)) and "Holm" in held.detail
+    assert a6.with_p_values(below, None) is below and a6.with_p_values(None, draws) is None
+    above = ledger.check_bound("ppl", 0.3, 0.0, direction=">=", interval=(0.1, 0.5))
+    assert a6.with_p_values(above, np.linspace(0.1, 0.5, 99), ">=").p_values == pytest.approx((1 / 100, 1.0))
+    # twelve such checks, each with p = 0.02 that it fails: each resolved alone, none under Holm (0.02 > 0.05 / 12)
+    weak = [dataclasses.replace(held, name=f"gap {k}", p_values=(0.02, 0.99)) for k in range(12)]
+    assert all(c.outcome == "passes" for c in weak) and ledger.verdict_from(weak) == "unresolved"
+    frame = pd.DataFrame(
+        [("enron", "lora-r8", "full", "auc", 2, -0.1, -0.15, -0.05, draws)],
+        columns=["dataset", "a", "b", "metric", "seeds", "diff", "low", "high", "draws"],
+    )
+    assert a6._draws(frame, "enron", "lora-r8", "full", "auc") is draws
+    assert a6._draws(frame.drop(columns="draws"), "enron", "lora-r8", "full", "auc") is None
+    assert a6._draws(frame, "ptb", "lora-r8", "full", "auc") is None

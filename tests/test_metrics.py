@@ -3,6 +3,7 @@ import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from lorapriv_utils.mia.attacks import metrics as mm
+from lorapriv_utils.mia.attacks import resampling
 
 
 @pytest.fixture
@@ -76,6 +77,10 @@ def test_a_paired_difference_resolves_a_shift_the_arms_share_texts_for():
     assert ci.value == pytest.approx(mm.roc_auc(*arms.a) - mm.roc_auc(*arms.b))
     assert 0 < ci.low < ci.value < ci.high  # a gap of about 0.1 in AUC, resolved
     assert mm.paired_difference(mm.roc_auc, [arms], np.random.default_rng(1), resamples=300) == ci
+    # its draws are the interval's: the same point, and the percentile ends of the same resamples
+    point, draws = mm.paired_draws(mm.roc_auc, [arms], np.random.default_rng(1), resamples=300)
+    assert point == ci.value and draws.shape == (300,)
+    assert resampling.percentile(draws) == (ci.low, ci.high)
 
 
 def test_seeds_that_disagree_widen_the_interval_of_their_mean():

@@ -26,7 +26,7 @@ from scipy import stats
 from ..catalogue import regenerate, regenerate_kind
 from ..labels import CORPORA
 from ..labels import variant as variant_label
-from ..ledger import ATTACKER, Check, Claim, Reading, check_bound
+from ..ledger import ATTACKER, Check, Claim, Reading, check_bound, family_outcomes
 from ..mia.attacks.matching import UTILITY_MATCH
 from ..mia.engine.methods import position
 from ..numbers import quoted_numbers, rounded_frame
@@ -631,8 +631,11 @@ def grid_differences(
     a minus b, the mean over the seeds both ran, with the 95% interval of a paired bootstrap that resamples the
     seeds and, within each, the texts, the same texts for both arms (``metrics.paired_difference``).  Both arms
     of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
-    the results folder the records lie in (default the book's, ``results/published``)."""
+    the results folder the records lie in (default the book's, ``results/published``).  ``draws`` holds each AUC
+    and TPR difference's bootstrap draws (rounded to 12 decimals, so that a draw on a threshold falls on the same
+    side on every machine), from which a check under Holm's procedure takes its one-sided p-values."""
     from ..mia.attacks import metrics
+    from ..mia.attacks.resampling import percentile
 
     signals, splits = _eq24_signals(records, scale, root)
     ppl = {
@@ -658,10 +661,11 @@ def grid_differences(
             arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
             for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
                 rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
-                ci = metrics.paired_difference(metric, arms, rng, scale.engine.bootstrap_resamples)
+                point, draws = metrics.paired_draws(metric, arms, rng, scale.engine.bootstrap_resamples)
+                low, high = percentile(draws)
                 rows.append(
                     {"dataset": d, "a": a, "b": b, "metric": name, "seeds": len(seeds)}
-                    | {"diff": ci.value, "low": ci.low, "high": ci.high}
+                    | {"diff": point, "low": low, "high": high, "draws": np.round(draws, 12)}
                 )
             if len(seeds) > 1:  # perplexity: one number per run, so its interval is over the seeds alone
                 ratios = [math.log(ppl[(d, a, s)] / ppl[(d, b, s)]) for s in seeds]
@@ -670,7 +674,7 @@ def grid_differences(
                     {"dataset": d, "a": a, "b": b, "metric": "log_ppl", "seeds": len(seeds)}
                     | {"diff": float(np.mean(ratios)), "low": low, "high": high}
                 )
-    columns = ["dataset", "a", "b", "metric", "seeds", "diff", "low", "high"]
+    columns = ["dataset", "a", "b", "metric", "seeds", "diff", "low", "high", "draws"]
     return rounded_frame(pd.DataFrame(rows, columns=columns), 4)
 
 
@@ -936,6 +940,40 @@ def _paired(
     return float(row["diff"]), (float(row["low"]), float(row["high"]))
 
 
+def _draws(differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str) -> np.ndarray | None:
+    """The bootstrap draws of a minus b on dataset ``d`` (:func:`grid_differences`' ``draws``), or None."""
+    if differences is None or "draws" not in differences or not len(differences):
+        return None
+    rows = differences[
+        (differences["dataset"] == d)
+        & (differences["a"] == a)
+        & (differences["b"] == b)
+        & (differences["metric"] == metric)
+    ]
+    found = rows["draws"].iloc[0] if len(rows) else None
+    return None if found is None or not isinstance(found, np.ndarray) else found
+
+
+def with_p_values(check: Check | None, draws: np.ndarray | None, direction: str = "<=") -> Check | None:
+    """``check`` (measured ``direction`` reference) with the one-sided bootstrap p-values of its measured quantity
+    against its reference (that it passes, that it fails; :func:`resampling.tail_shares` of the draws), so that
+    Holm's procedure decides it with the claim's other core checks (``ledger.family_outcomes``); as it is where
+    there are no draws."""
+    from ..mia.attacks.resampling import tail_shares
+
+    if check is None or draws is None:
+        return check
+    above, below = tail_shares(draws, check.reference)
+    # "value <= bound" passes where few draws lie at or above the bound, fails where few lie at or below it
+    passing, failing = (above, below) if direction == "<=" else (below, above)
+    return replace(
+        check,
+        p_values=(passing, failing),
+        detail=check.detail + "; decided with the claim's other core "
+        "checks under Holm's procedure (one-sided bootstrap p-values)",
+    )
+
+
 def _difference(
     summary: pd.DataFrame, differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str
 ) -> tuple[float, tuple[float, float] | None]:
@@ -996,6 +1034,7 @@ class Table1Reading:
     vs_adapter: float = CONSIDERABLE
     adapters: tuple[str, ...] = tuple(ADAPTERS)
     fit_rule: bool = False
+    holm: bool = False  # the core attack comparisons decided together under Holm's procedure (plan version 1)
     note: str = ""
 
 
@@ -1015,13 +1054,17 @@ SENSITIVITY = (
         "Table 1's do; set after the SGD adapters were seen to fit worse",
     ),
     Table1Reading(
-        "plan version 1's thresholds, on seeds 0-1",
+        "plan version 1's thresholds and Holm, on seeds 0-1",
         1,
         vs_full=CONSIDERABLE_FULL,
         adapters=("adapter",),
+        holm=True,
         note=f"{CONSIDERABLE_FULL} against full fine-tuning and {CONSIDERABLE} against the AdamW adapter (each "
-        "baseline's own smallest Table 1 gap); the SGD adapter is left to the optimiser-matched arm (LoRA with SGD, "
-        "not yet run); on the two seeds run so far, before the five-seed runs that version 1 decides on",
+        "baseline's own smallest Table 1 gap), the core attack comparisons decided together under Holm's procedure "
+        "at family-wise level 0.05; the SGD adapter is left to the optimiser-matched arm (LoRA with SGD, not yet "
+        "run); on the two seeds run so far, before the five-seed runs that version 1 decides on, with the grid's "
+        "500 bootstrap resamples (the plan asks 2,000), and the TPR still compared at 1% nominal FPR (the plan "
+        "reads a drop at 5%)",
     ),
 )
 
@@ -1055,11 +1098,13 @@ def table1_checks(
 
     def gap(name: str, a: str, b: str, metric: str, bound: float, wanted: str = "core", flip: bool = False):
         value, interval = _difference(summary, differences, dataset, a, b, metric)
+        draws = _draws(differences, dataset, a, b, metric) if reading.holm and role(wanted) == "core" else None
         if flip:  # b minus a
             value, interval = -value, None if interval is None else (-interval[1], -interval[0])
+            draws = None if draws is None else -draws
         if metric == "tpr1" and not math.isfinite(mean(a, "tpr1") + mean(b, "tpr1")):
             return None  # a rate the non-members cannot resolve
-        return _bound(name, value, bound, role=role(wanted), interval=interval)
+        return with_p_values(_bound(name, value, bound, role=role(wanted), interval=interval), draws)
 
     def ppl_order(name: str, a: str, b: str, wanted: str = "core"):
         """a's perplexity at least b's, as the log of their ratio >= 0: over the seeds both ran, with the seeds'
@@ -1760,10 +1805,11 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     under plan version 1's threshold against full fine-tuning, LoRA that far below it (``strict_full_<outcome>``)."""
     numbers = {}
 
-    def count(name: str, found: list[Check]) -> None:
+    def count(name: str, found: list[Check], decided: dict[str, str] | None = None) -> None:
+        """``decided``: outcomes decided together (Holm's), which replace the checks' own where given."""
         numbers[f"{name}_total"] = len(found)
         for outcome in ("passes", "unresolved", "fails"):
-            numbers[f"{name}_{outcome}"] = sum(c.outcome == outcome for c in found)
+            numbers[f"{name}_{outcome}"] = sum((decided or {}).get(c.name, c.outcome) == outcome for c in found)
 
     for claim in claims:
         if claim.claim_id not in ("A-6.adapter", "A-6.lora", "A-6.rank", "A-6.attribution"):
@@ -1785,7 +1831,7 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
                     for c in fit.checks
                 )
         strict = readings.get(SENSITIVITY[1].name)
-        if strict is not None:
+        if strict is not None:  # its comparisons as Holm's procedure over the reading's core checks decides them
             count(
                 "strict_full",
                 [
@@ -1793,6 +1839,7 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
                     for c in strict.checks
                     if c.name.split(": AUC")[0] in cells and f"at least {CONSIDERABLE_FULL} below full's" in c.name
                 ],
+                family_outcomes(strict.checks),
             )
     return quoted_numbers(KEY, numbers)
 

@@ -184,6 +184,19 @@ def paired_difference(
     bootstrap: each resample draws the seeds with replacement, then, within each drawn seed, its members and its
     non-members, applying the same texts to both arms.  With several seeds the interval so holds the seed-to-seed
     variation as well as the texts'; with one it is the texts' alone."""
+    point, draws = paired_draws(metric, seeds, rng, resamples)
+    low, high = resampling.percentile(draws, level)
+    return Interval(point, low, high, level)
+
+
+def paired_draws(
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    seeds: Sequence[Arms],
+    rng: np.random.Generator,
+    resamples: int = 1000,
+) -> tuple[float, np.ndarray]:
+    """:func:`paired_difference`'s point and its bootstrap draws, for one-sided p-values against a threshold
+    (:func:`resampling.tail_shares`, which Holm's procedure over a claim's checks reads)."""
     if not seeds:
         raise ValueError("a paired difference needs at least one seed's arms")
     m = [tuple(_signals(arm[k], "signal") for k in (0, 1)) for s in seeds for arm in (s.a, s.b)]
@@ -198,8 +211,7 @@ def paired_difference(
         np.mean([difference(*arms[k], i, j) for k, (i, j) in draw])
         for draw in resampling.nested_resamples(rng, sizes, resamples)
     ]
-    low, high = resampling.percentile(draws, level)
-    return Interval(point, low, high, level)
+    return point, np.asarray(draws, dtype=np.float64)
 
 
 def seeds_interval(
