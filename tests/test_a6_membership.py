@@ -945,7 +945,10 @@ def test_what_the_page_says_of_a6_lora_s_verdict_holds_in_the_committed_ledger()
     failed = [c.name for c in lora.checks if c.role == "core" and c.outcome == "fails"]
     assert lora.verdict == "fails" and failed and all("adapter (SGD)'s" in name for name in failed)
     readings = {r.name: r.verdict for r in lora.readings}
-    assert readings == {a6.SENSITIVITY[0].name: "unresolved", a6.SENSITIVITY[1].name: "fails"}
+    assert readings == {a6.SENSITIVITY[0].name: "unresolved", a6.SENSITIVITY[1].name: "fails", a6.MATCHED: "fails"}
+    (matched,) = [r for r in lora.readings if r.name == a6.MATCHED]
+    failed = {c.name.split(": at")[0] for c in matched.checks if c.role == "core" and c.outcome == "fails"}
+    assert failed == {f"cpu-pretrained, {d}" for d in ("pubmed, r=8", "pubmed, r=16", "ptb, r=16", "enron, r=8")}
     (informal,) = [c for c in results["a7_conclusions"] if c.claim_id == "A-7.informal-privacy"]
     assert informal.verdict == "unresolved" and [r.verdict for r in informal.readings] == ["fails"]
 
@@ -971,3 +974,22 @@ def test_a_check_under_holm_carries_one_sided_p_values_that_decide_it_with_the_o
     assert a6._draws(frame, "enron", "lora-r8", "full", "auc") is draws
     assert a6._draws(frame.drop(columns="draws"), "enron", "lora-r8", "full", "auc") is None
     assert a6._draws(frame, "ptb", "lora-r8", "full", "auc") is None
+
+
+def test_the_matched_utility_reading_makes_the_frontier_comparisons_its_core():
+    """A-6.lora at matched utility: LoRA against full (0.08) and adapter fine-tuning (0.02) at the less-fit arm's
+    perplexity, with their intervals, are the core; the claim's own checks become caveats; a comparison the
+    frontier did not reach is left out."""
+    own = ledger.check_bound("cpu-pretrained, enron, r=8: AUC at least 0.02 below full's", -0.1, -0.02)
+    columns = ["dataset", "variant", "level", "diff", "diff_low", "diff_high"]
+    vs_full = pd.DataFrame([("enron", "lora-r8", 0, -0.1, -0.15, -0.09)], columns=columns)
+    vs_adapter = pd.DataFrame([("enron", "lora-r8", 0, 0.01, -0.03, 0.05)], columns=columns)
+    reading = a6.matched_reading([own], vs_full, vs_adapter, ["enron"])
+    roles = {c.name: (c.role, c.outcome) for c in reading.checks}
+    assert roles[own.name] == ("caveat", "passes") and reading.plan_version == 1
+    assert roles["cpu-pretrained, enron, r=8: at matched PPL, AUC at least 0.08 below full's"] == ("core", "passes")
+    assert roles["cpu-pretrained, enron, r=8: at matched PPL, AUC at least 0.02 below adapter's"] == (
+        "core",
+        "unresolved",
+    )
+    assert reading.verdict == "unresolved" and len(reading.checks) == 3  # r=16 not reached: left out
