@@ -62,7 +62,26 @@ METHOD_COLOURS = {
     "dpsgd": "#CC79A7",
     "rowscale": "#56B4E9",
 }
-LORA_BLUES = {1: "#9ECAE1", 2: "#6BAED6", 4: "#4292C6", 8: "#2171B5", 16: "#08519C", 32: "#08306B", 64: "#041A3C"}
+LORA_BLUES = {1: "#9ECAE1", 2: "#6BAED6", 4: "#4292C6", 8: "#0072B2", 16: "#332288", 32: "#08306B", 64: "#041A3C"}
+# LoRA's ranks also differ in line style and marker, so that r = 8 and r = 16 (Okabe-Ito's blue, Tol's indigo) are
+# told apart at a glance and in grey: one table, read by every figure that draws a method (:func:`method_style`)
+LORA_STYLES = {
+    1: (":", "v"),
+    2: (":", "^"),
+    4: ("-.", "D"),
+    8: ("-", "o"),
+    16: ("--", "s"),
+    32: ("-.", "P"),
+    64: (":", "X"),
+}
+
+
+def method_style(variant: str) -> dict[str, str]:
+    """The book's colour, line style and marker of a method's variant (:func:`method_colour`; LoRA's ranks from
+    :data:`LORA_STYLES`, every other method solid with a round marker), as keyword arguments of ``plot``."""
+    method, *rest = variant.split("-")
+    ls, marker = LORA_STYLES.get(int(rest[0][1:]), ("-", "o")) if method == "lora" and rest else ("-", "o")
+    return {"color": method_colour(variant), "ls": ls, "marker": marker}
 
 
 def method_colour(variant: str) -> str:
@@ -375,15 +394,18 @@ def frontier_plot(
     chance = {"auc": 0.5, "tpr1": 0.01}
     style()
     datasets = list(dict.fromkeys(points["dataset"]))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 4.2), squeeze=False)
-    colors = {name: method_colour(name) for name in variants}
-    for ax, dataset in zip(axes[0], datasets, strict=True):
+    # one panel per row, drawn at about the width a page shows it (6.4 in), so that its text stays readable on a
+    # desktop and a phone alike
+    fig, axes = plt.subplots(len(datasets), 1, figsize=(6.4, 3.1 * len(datasets) + 0.9), squeeze=False)
+    styles = {name: method_style(name) for name in variants}
+    for ax, dataset in zip(axes[:, 0], datasets, strict=True):
         for name in variants:
             mine = points[(points["dataset"] == dataset) & (points["variant"] == name) & (points["epoch"] > 0)]
             line = fronts[(fronts["dataset"] == dataset) & (fronts["variant"] == name)]
-            ax.scatter(mine["ppl"], mine[column], s=12, alpha=0.35, color=colors[name])
-            ax.step(line["ppl"], line[column], where="post", lw=1.6, color=colors[name], label=labels[name])
-            ax.plot(line["ppl"], line[column], "o", ms=3, color=colors[name])
+            colour, ls, marker = styles[name]["color"], styles[name]["ls"], styles[name]["marker"]
+            ax.scatter(mine["ppl"], mine[column], s=12, alpha=0.35, color=colour, marker=marker)
+            ax.step(line["ppl"], line[column], where="post", lw=1.6, color=colour, ls=ls, label=labels[name])
+            ax.plot(line["ppl"], line[column], marker, ms=3.5, color=colour, ls="none")
         base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
         ax.scatter([base["ppl"]], [base[column]], marker="*", s=140, color="0.2", zorder=5, label="base model")
         shown_min = points[(points["dataset"] == dataset) & points["variant"].isin(variants)]["ppl"].min()
@@ -393,9 +415,10 @@ def frontier_plot(
         title = (titles or {}).get(dataset, dataset)
         ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel=ylabels[column], title=title)
         _log_ticks(ax.xaxis, low, high)
-    handles, names = axes[0, -1].get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
-    fig.legend(handles, names, loc="lower center", ncol=min(5, len(names)), frameon=False, fontsize=10)
+    handles, names = axes[-1, 0].get_legend_handles_labels()
+    legend_rows = math.ceil(len(names) / 3)
+    fig.tight_layout(rect=(0, 0.3 * legend_rows / fig.get_figheight(), 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=min(3, len(names)), frameon=False, fontsize=10)
     return fig
 
 
@@ -408,7 +431,8 @@ def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels
     for ax, (attack, by_variant) in zip(axes.flat, curves.items(), strict=False):
         floor = 1.0
         for name, (fpr, tpr) in by_variant.items():
-            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), lw=1.3, label=labels[name], color=method_colour(name))
+            shown = {k: v for k, v in method_style(name).items() if k != "marker"}
+            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), lw=1.3, label=labels[name], **shown)
             floor = min(floor, fpr[fpr > 0].min() if (fpr > 0).any() else 1.0)
         grid = np.logspace(-4, 0, 50)
         ax.plot(grid, grid, color="0.5", ls=":", lw=1)

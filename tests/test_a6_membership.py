@@ -565,6 +565,11 @@ def test_the_chapters_figures_draw_from_small_inputs():
     colours = {line.get_label(): line.get_color() for line in ax.get_lines() if not line.get_label().startswith("_")}
     assert colours == {"full": plots.method_colour("full"), "LoRA": plots.method_colour("lora-r8")}
     assert plots.method_colour("lora-r8") != plots.method_colour("lora-r16") != plots.method_colour("adapter")
+    # r = 8 and r = 16 differ in line style and marker as well as colour: told apart in grey too
+    r8, r16 = plots.method_style("lora-r8"), plots.method_style("lora-r16")
+    assert r8["ls"] != r16["ls"] and r8["marker"] != r16["marker"]
+    assert plots.method_style("full") == {"color": plots.method_colour("full"), "ls": "-", "marker": "o"}
+    assert figs[0].get_figwidth() <= 6.5  # drawn about as wide as a page shows it, panels stacked
     colours = [*plots.METHOD_COLOURS.values(), *plots.LORA_BLUES.values()]
     assert len(set(colours)) == len(colours)  # no two methods, nor two ranks, share a colour
     with pytest.raises(KeyError, match="no colour for method 'nothing'"):
