@@ -690,10 +690,11 @@ def test_attacker_checks_read_the_tpr_at_5_percent_against_twice_the_fpr_it_achi
     assert a6.attacker_checks(intervals.iloc[:0], a6.PRETRAINED) == []
 
 
-def test_the_seed_by_seed_rate_facts_the_page_states_hold_in_the_committed_records():
+def test_the_seed_by_seed_rate_facts_the_page_states_hold_in_the_committed_records(monkeypatch):
     """What the page says of single seeds, which a count cannot carry: LoRA r = 16 on Enron chose one rate on both
     seeds (they disagree in outcome, not in rate); the SGD adapter on Penn Treebank chose its grid's bottom on seed 1
     only.  A rerun that changes either fails here, pointing at the sentence to rewrite."""
+    monkeypatch.delenv(ledger.LEDGER_ENV_VAR, raising=False)  # the checkout's records, not the tiny tree's
     grid = a6.grid_frame(a6.load_grid(SCALES[a6.PRETRAINED])).set_index(["dataset", "variant", "seed"]).sort_index()
     assert grid.loc[("enron", "lora-r16"), "lr"].nunique() == 1
     assert grid.loc[("ptb", "adaptersgd"), "lr_edge"].to_dict() == {0: "", 1: "bottom"}
@@ -998,3 +999,22 @@ def test_the_matched_utility_reading_makes_the_frontier_comparisons_its_core():
         "unresolved",
     )
     assert reading.verdict == "unresolved" and len(reading.checks) == 3  # r=16 not reached: left out
+
+
+def test_table1_by_corpus_puts_our_auc_first_beside_the_paper_s_for_a_narrow_screen():
+    """One corpus of Table 1, one row per method the scale ran: our AUC with its interval first, then the paper's
+    (in fractions), the two perplexities and our TPR at 5% FPR; a corpus the scale did not run gives no rows."""
+    summary = pd.DataFrame({"dataset": ["enron", "enron"], "variant": ["full", "lora-r8"], "ppl": [10.4, 16.7]})
+    intervals = pd.DataFrame(
+        [
+            ("enron", "full", 0.944, 0.925, 0.962, 0.75, 0.66, 0.82),
+            ("enron", "lora-r8", 0.871, 0.837, 0.899, 0.65, 0.53, 0.72),
+        ],
+        columns=["dataset", "variant", "auc", "auc_low", "auc_high", "tpr5", "tpr5_low", "tpr5_high"],
+    )
+    table = a6.table1_by_corpus(summary, intervals, "Enron")
+    assert list(table["method"]) == [a6.label("full"), a6.label("lora-r8")]  # Table 1's order, what ran
+    assert list(table.columns[:3]) == ["method", "AUC ours", "AUC ours_low"]
+    assert table["AUC paper"].tolist() == [0.922, 0.701] and table["PPL paper"].tolist() == [18.78, 22.12]
+    assert table["TPR@5% ours"].tolist() == [0.75, 0.65] and table["PPL ours"].tolist() == [10.4, 16.7]
+    assert a6.table1_by_corpus(summary, intervals, "PTB").empty

@@ -250,6 +250,34 @@ def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
     return rounded_frame(frame, 4)
 
 
+def table1_by_corpus(summary: pd.DataFrame, intervals: pd.DataFrame, paper_dataset: str) -> pd.DataFrame:
+    """Paper A's Table 1 for one of its corpora beside one scale's runs, built for a narrow screen: one row per
+    method of Table 1 that the scale ran, our AUC (eq. 24, with its interval over seeds and texts) first, then the
+    paper's, both perplexities, and our TPR at 5% nominal FPR with its interval (the paper reports none at 5%)."""
+    ours = next((k for k in PAPER_SOURCES[paper_dataset] if k in set(summary["dataset"])), None)
+    rows = []
+    for _, paper in PAPER_TABLE1[PAPER_TABLE1["dataset"] == paper_dataset].iterrows():
+        found = intervals[(intervals["dataset"] == ours) & (intervals["variant"] == paper["variant"])]
+        if ours is None or not len(found):
+            continue
+        row = found.iloc[0]
+        rows.append(
+            {
+                "method": label(paper["variant"]),
+                "AUC ours": row["auc"],
+                "AUC ours_low": row["auc_low"],
+                "AUC ours_high": row["auc_high"],
+                "AUC paper": paper["auc_pct"] / 100,
+                "PPL ours": _mean(summary, ours, paper["variant"], "ppl"),
+                "PPL paper": paper["ppl"],
+                "TPR@5% ours": row.get("tpr5", np.nan),
+                "TPR@5% ours_low": row.get("tpr5_low", np.nan),
+                "TPR@5% ours_high": row.get("tpr5_high", np.nan),
+            }
+        )
+    return rounded_frame(pd.DataFrame(rows), 4)
+
+
 def attack_table(summary: pd.DataFrame) -> pd.DataFrame:
     """AUC of the four attacks for each method (means over seeds)."""
     cols = {"auc": "eq. 24 (reference)", "loss_auc": "loss", "zlib_auc": "zlib ratio", "minkpp_auc": "Min-K%++"}
