@@ -425,9 +425,9 @@ def frontier_plot(
 def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels: dict[str, str]):
     """ROC curves on log-log axes, one panel per attack, one line per method (with the chance diagonal)."""
     style()
-    cols = min(3, len(curves))
+    cols = min(2, len(curves))  # two panels a row, drawn about as wide as a page shows them (6.4 in)
     rows = math.ceil(len(curves) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows + 0.8), squeeze=False, sharey=True)
     for ax, (attack, by_variant) in zip(axes.flat, curves.items(), strict=False):
         floor = 1.0
         for name, (fpr, tpr) in by_variant.items():
@@ -445,8 +445,9 @@ def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels
     for row in axes:
         row[0].set_ylabel("true-positive rate")
     handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
-    fig.tight_layout()
+    legend_rows = math.ceil(len(names) / 3)
+    fig.tight_layout(rect=(0, 0.3 * legend_rows / fig.get_figheight(), 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=min(3, len(names)), frameon=False, fontsize=10)
     return fig
 
 

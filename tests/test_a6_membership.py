@@ -584,7 +584,8 @@ def test_the_chapters_figures_draw_from_small_inputs():
         {"dataset": ["ptb"] * 3, "r": [1, 8, 64], "auc": [0.5, 0.6, 0.7], "ppl": [106.0, 105.0, 104.0]}
     )
     figs.append(plots.rank_plot(ranks))
-    assert len(figs[2].axes) == 6 and sum(ax.axison for ax in figs[2].axes) == 4  # two rows, spare panels off
+    assert len(figs[2].axes) == 4 and figs[2].get_figwidth() <= 6.5  # two panels a row, as wide as the page shows
+    assert figs[2].legends[0].get_texts()[0].get_fontsize() >= 10
     for fig in figs:
         plt.close(fig)
 
