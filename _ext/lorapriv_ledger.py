@@ -7,10 +7,10 @@
   ``holds``, ...), as a list with their numbers and chapters; ``:paper: A`` keeps one paper.
 * ``{ledger-tally}``: the count of claims by status, alone.
 * ``{verdict}`CLAIM-ID```: one claim's status as a badge that names the claim, linked to its ledger row.
+* ``{claim-numbers}`CLAIM-ID```: the measured summary of a claim, as text.
 
 A claim of the analysis plan shows, beside its badge, the sensitivity readings that move its verdict ("fails under
 the pre-run design"); the ledger and a chapter's claims table add the plan version it was decided under.
-* ``{claim-numbers}`CLAIM-ID```: the measured summary of a claim, as text.
 
 Statements come from the register (``ledger/claims.yml``) and are parsed as MyST when a
 page is read, so their mathematics renders.  Statuses and numbers come from the chapters'

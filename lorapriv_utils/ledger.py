@@ -287,12 +287,17 @@ def reading_from_record(record: dict, claim_id: str = "") -> Reading:
     fields = {k: v for k, v in record.items() if k != "verdict"}
     fields["checks"] = [Check(**c) for c in fields.get("checks", [])]
     reading = Reading(**fields)
-    if record.get("verdict") != reading.verdict:
-        raise ValueError(
-            f"claim {claim_id}, reading {reading.name!r}: stored verdict {record.get('verdict')!r} does not follow "
-            f"from its checks ({reading.verdict!r}); re-run the chapter's notebook instead of editing the ledger"
-        )
+    _follows(record.get("verdict"), reading.verdict, f"claim {claim_id}, reading {reading.name!r}")
     return reading
+
+
+def _follows(stored: str | None, derived: str, whose: str) -> None:
+    """Refuse a stored verdict that is not the one its checks give (``whose``: the claim or reading it is)."""
+    if stored != derived:
+        raise ValueError(
+            f"{whose}: stored verdict {stored!r} does not follow from its checks ({derived!r}); re-run the chapter's "
+            "notebook instead of editing the ledger"
+        )
 
 
 @dataclass
@@ -361,11 +366,7 @@ def claim_from_record(record: dict) -> Claim:
     fields["checks"] = [Check(**c) for c in fields.get("checks", [])]
     fields["readings"] = [reading_from_record(r, fields.get("claim_id", "")) for r in fields.get("readings", [])]
     claim = Claim(**fields)
-    if record.get("verdict") != claim.verdict:
-        raise ValueError(
-            f"claim {claim.claim_id}: stored verdict {record.get('verdict')!r} does not follow from its checks "
-            f"({claim.verdict!r}); re-run the chapter's notebook instead of editing the ledger"
-        )
+    _follows(record.get("verdict"), claim.verdict, f"claim {claim.claim_id}")
     return claim
 
 

@@ -109,6 +109,13 @@ def _legend_outside(ax, **kw) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, **kw)
 
 
+def _legend_below(fig, ax) -> None:
+    """``ax``'s legend below the whole figure, three entries a row at 10 pt, the panels laid out above it."""
+    handles, names = ax.get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.3 * math.ceil(len(names) / 3) / fig.get_figheight(), 1, 1))
+    fig.legend(handles, names, loc="lower center", ncol=min(3, len(names)), frameon=False, fontsize=10)
+
+
 def save_figure(fig, name: str, root: Path | None = None) -> Path:
     """Write ``fig`` to ``<book root>/book/figures/<name>.svg``, byte for byte the same on every run."""
     from .ledger import ledger_dir
@@ -415,10 +422,7 @@ def frontier_plot(
         title = (titles or {}).get(dataset, dataset)
         ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel=ylabels[column], title=title)
         _log_ticks(ax.xaxis, low, high)
-    handles, names = axes[-1, 0].get_legend_handles_labels()
-    legend_rows = math.ceil(len(names) / 3)
-    fig.tight_layout(rect=(0, 0.3 * legend_rows / fig.get_figheight(), 1, 1))
-    fig.legend(handles, names, loc="lower center", ncol=min(3, len(names)), frameon=False, fontsize=10)
+    _legend_below(fig, axes[-1, 0])
     return fig
 
 
@@ -444,10 +448,7 @@ def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels
         ax.axis("off")
     for row in axes:
         row[0].set_ylabel("true-positive rate")
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    legend_rows = math.ceil(len(names) / 3)
-    fig.tight_layout(rect=(0, 0.3 * legend_rows / fig.get_figheight(), 1, 1))
-    fig.legend(handles, names, loc="lower center", ncol=min(3, len(names)), frameon=False, fontsize=10)
+    _legend_below(fig, axes.flat[0])
     return fig
 
 

@@ -556,21 +556,20 @@ DIFFERENCES = (
 )
 
 
-def _tpr1(members: np.ndarray, nonmembers: np.ndarray) -> float:
-    from ..mia.attacks import metrics
-
-    return metrics.tpr_at_fpr(members, nonmembers, 0.01).tpr
-
-
-def _tpr5(members: np.ndarray, nonmembers: np.ndarray) -> float:
-    from ..mia.attacks import metrics
-
-    return metrics.tpr_at_fpr(members, nonmembers, 0.05).tpr
-
-
 # The TPRs the chapter reports, by column: the nominal false-positive rate of each (what a threshold on the
 # non-members' scores may not reach; the rate it achieves, lower with few non-members, is reported beside it)
 RATES = {"tpr1": 0.01, "tpr5": 0.05}
+
+
+def _tpr_at(alpha: float):
+    """eq. 24's TPR at nominal FPR ``alpha`` as a metric of (members, non-members), for the bootstraps."""
+
+    def rate(members: np.ndarray, nonmembers: np.ndarray) -> float:
+        from ..mia.attacks import metrics
+
+        return metrics.tpr_at_fpr(members, nonmembers, alpha).tpr
+
+    return rate
 
 
 def _eq24_signals(records: list[dict], scale: Scale, root: Path | None = None) -> tuple[dict, dict]:
@@ -602,7 +601,7 @@ def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) 
         for name, alpha in RATES.items():
             achieved = [metrics.tpr_at_fpr(*signals[(d, v, s)], alpha).achieved_fpr for s in seeds]
             row[name.replace("tpr", "fpr")] = float(np.mean(achieved))
-        for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1), ("tpr5", _tpr5))):
+        for k, (name, metric) in enumerate((("auc", metrics.roc_auc), *((n, _tpr_at(a)) for n, a in RATES.items()))):
             rng = np.random.default_rng([zlib.crc32(f"{d}/{v}".encode()), k])
             ci = metrics.seeds_interval(
                 metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples
@@ -687,7 +686,7 @@ def grid_differences(
                         f"{regenerate_kind(scale.name, 'cell')}"
                     )
             arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
-            for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr1))):
+            for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr_at(RATES["tpr1"])))):
                 rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
                 point, draws = metrics.paired_draws(metric, arms, rng, scale.engine.bootstrap_resamples)
                 low, high = percentile(draws)
@@ -949,11 +948,8 @@ def _first(table: pd.DataFrame, dataset: str) -> pd.Series | None:
     return rows.iloc[0] if len(rows) else None
 
 
-def _paired(
-    differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str
-) -> tuple[float, tuple[float, float]] | None:
-    """a minus b on dataset ``d`` and its interval, from ``differences`` (:func:`grid_differences`); None where it
-    does not hold the pair."""
+def _pair_row(differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str) -> pd.Series | None:
+    """The row of ``differences`` (:func:`grid_differences`) for a minus b on dataset ``d`` in ``metric``, or None."""
     if differences is None or not len(differences):
         return None
     rows = differences[
@@ -962,24 +958,23 @@ def _paired(
         & (differences["b"] == b)
         & (differences["metric"] == metric)
     ]
-    if not len(rows):
-        return None
-    row = rows.iloc[0]
-    return float(row["diff"]), (float(row["low"]), float(row["high"]))
+    return rows.iloc[0] if len(rows) else None
+
+
+def _paired(
+    differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str
+) -> tuple[float, tuple[float, float]] | None:
+    """a minus b on dataset ``d`` and its interval, from ``differences`` (:func:`grid_differences`); None where it
+    does not hold the pair."""
+    row = _pair_row(differences, d, a, b, metric)
+    return None if row is None else (float(row["diff"]), (float(row["low"]), float(row["high"])))
 
 
 def _draws(differences: pd.DataFrame | None, d: str, a: str, b: str, metric: str) -> np.ndarray | None:
     """The bootstrap draws of a minus b on dataset ``d`` (:func:`grid_differences`' ``draws``), or None."""
-    if differences is None or "draws" not in differences or not len(differences):
-        return None
-    rows = differences[
-        (differences["dataset"] == d)
-        & (differences["a"] == a)
-        & (differences["b"] == b)
-        & (differences["metric"] == metric)
-    ]
-    found = rows["draws"].iloc[0] if len(rows) else None
-    return None if found is None or not isinstance(found, np.ndarray) else found
+    row = _pair_row(differences, d, a, b, metric)
+    found = None if row is None else row.get("draws")
+    return found if isinstance(found, np.ndarray) else None
 
 
 def with_p_values(check: Check | None, draws: np.ndarray | None, direction: str = "<=") -> Check | None:
@@ -1887,28 +1882,22 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
         if claim.claim_id != "A-6.lora":
             continue
         cells = {c.name.split(": AUC")[0] for c in core}
+
+        def on_cells(checks: list[Check], words: str, cells: set[str] = cells) -> list[Check]:
+            """The checks of the deciding cells whose names hold ``words``."""
+            return [c for c in checks if c.name.split(": AUC")[0] in cells and words in c.name]
+
         count("core_lora_tpr", [c for c in claim.checks if c.role == "core" and "TPR" in c.name])
         readings = {r.name: r for r in getattr(claim, "readings", [])}
         fit = readings.get(SENSITIVITY[0].name)
         for a, name in ADAPTERS.items():
-            below = [c for c in claim.checks if c.name.split(": AUC")[0] in cells and f"below {name}'s" in c.name]
-            count(f"below_{a}", below)
+            count(f"below_{a}", on_cells(claim.checks, f"below {name}'s"))
             if fit is not None:
-                numbers[f"table1_fit_{a}"] = sum(
-                    c.role == "core" and f"below {name}'s" in c.name and c.name.split(": AUC")[0] in cells
-                    for c in fit.checks
-                )
+                numbers[f"table1_fit_{a}"] = sum(c.role == "core" for c in on_cells(fit.checks, f"below {name}'s"))
         strict = readings.get(SENSITIVITY[1].name)
         if strict is not None:  # its comparisons as Holm's procedure over the reading's core checks decides them
-            count(
-                "strict_full",
-                [
-                    c
-                    for c in strict.checks
-                    if c.name.split(": AUC")[0] in cells and f"at least {CONSIDERABLE_FULL} below full's" in c.name
-                ],
-                family_outcomes(strict.checks),
-            )
+            found = on_cells(strict.checks, f"at least {CONSIDERABLE_FULL} below full's")
+            count("strict_full", found, family_outcomes(strict.checks))
     return quoted_numbers(KEY, numbers)
 
 
