@@ -185,7 +185,7 @@ def allowed_stale(path: Path = ALLOWED_STALE) -> dict[str, str]:
 
 def wall_seconds(record: dict) -> float | None:
     """A record's measured wall time, with that of the earlier record whose trained rates it took over (a widened
-    learning-rate grid, ``runner.earlier_work``); None where the record has none."""
+    learning-rate grid, ``reuse.earlier_work``); None where the record has none."""
     manifest = record.get("manifest", {})
     wall = manifest.get("wall_seconds", record.get("wall_seconds"))
     if not isinstance(wall, int | float):

@@ -180,7 +180,7 @@ KINDS = {
         Kind("alignment", "alignment", ("curve", "wall_seconds"), False),
         Kind("whitebox", "whitebox", ("rows", "game", "wall_seconds"), False),
         Kind("rowscale-cost", "rowscale-cost", ("time_ratio", "memory_ratio"), False),
-        # an unfinished cell's learning-rate sweep, hidden beside where its record will lie (runner.SweepJournal)
+        # an unfinished cell's learning-rate sweep, hidden beside where its record will lie (reuse.SweepJournal)
         Kind("sweep-journal", "journal", ("rates",), False),
         # a frontier point whose target is trained and scored, its reference not yet (frontier.TargetJournal)
         Kind("frontier-journal", "journal", ("checkpoints", "training"), True),

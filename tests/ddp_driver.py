@@ -15,7 +15,7 @@ import torch
 from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.engine import finetune, models
 from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
-from lorapriv_utils.mia.experiments import runner
+from lorapriv_utils.mia.experiments import workspace
 from lorapriv_utils.scale import SCALES, Hparams, ModelSpec
 
 # The one tiny model of the engine tests: untrained (tiny_base) or pre-trained once per test session
@@ -71,7 +71,7 @@ def fine_tune_all(accelerator=None) -> dict:
 
 def main(argv: list[str]) -> int:
     if argv[0] == "finetune":
-        accelerator = runner.make_accelerator(torch.device("cpu"), None)
+        accelerator = workspace.make_accelerator(torch.device("cpu"), None)
         result = fine_tune_all(accelerator)
         result["num_processes"] = accelerator.num_processes
         if accelerator.is_main_process:

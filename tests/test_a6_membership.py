@@ -17,7 +17,6 @@ from lorapriv_utils import ledger, store
 from lorapriv_utils.chapters import a6_membership as a6
 from lorapriv_utils.labels import CORPORA
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.numbers import display_table
 from lorapriv_utils.scale import SCALES
 
@@ -524,7 +523,7 @@ def test_missing_or_altered_results_are_clear_errors(results, tmp_path, monkeypa
         a6.part_texts("synthetic-email", 0, SCALE, {"members": "0" * 64, "nonmembers": "0" * 64})
     records = a6.load_grid(SCALE)
     path = results / "results" / "published" / SCALE.name / "synthetic-email" / "full-s0.json"
-    scores = runner.read_scores(runner.scores_path(path))
+    scores = store.read_scores(store.scores_path(path))
     scores["members_target"] = scores["members_target"] + 1  # a scores file edited after the run
     monkeypatch.setattr(store, "read_scores", lambda p: scores)
     with pytest.raises(ValueError, match="its arrays file does not match the record; regenerate it with: make resu"):

@@ -9,7 +9,7 @@ from lorapriv_utils import store
 from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.attacks import canary
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import audit, runner
+from lorapriv_utils.mia.experiments import audit, workspace
 from lorapriv_utils.scale import SCALES, DPConfig
 from lorapriv_utils.store import key_of
 
@@ -52,7 +52,7 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, t
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tiny_tree.cache))
     tiny_tree.copy(tmp_path, "audit")
-    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
+    work = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu")
     cell, config = tiny_published.AUDIT_CELL, tiny_published.AUDIT_CONFIG
     path = tmp_path / "cpu-small" / "audit" / "synthetic-email" / "dpsgd-r2-z0.5-s0.json"
     record = store.read_record(path, "canary-audit")  # its envelope and checksum verify
@@ -69,8 +69,8 @@ def test_run_audit_writes_reuses_and_recomputes(tmp_path, monkeypatch, capsys, t
         assert audit.run_audit(work, cell, config, DPConfig(noise_multiplier=0.5)) == record  # reused
     again = audit.run_audit(work, cell, canary.CanaryConfig(canaries=40, guesses_each_side=4), DPConfig(0.5))
     assert again["audit"]["guesses"] == 8 and "stale" in capsys.readouterr().err
-    fixed = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", overrides=runner.Overrides(lr=0.01))
-    monkeypatch.setattr(fixed, "sweep", lambda *a, **k: pytest.fail("a rate fixed by --lr was swept"))
+    fixed = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu", overrides=workspace.Overrides(lr=0.01))
+    monkeypatch.setattr(audit, "sweep", lambda *a, **k: pytest.fail("a rate fixed by --lr was swept"))
     at_rate = audit.run_audit(fixed, cell, config, DPConfig(noise_multiplier=0.5))
     assert at_rate["manifest"]["train_config"]["lr"] == 0.01
     assert store.read_record(path.with_name("dpsgd-r2-z0.5-lr0.01-s0.json"), "canary-audit") == at_rate

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import runner
+from lorapriv_utils.mia.experiments import grid, runner, workspace
 from lorapriv_utils.scale import SCALES
 
 pytestmark = [pytest.mark.slow, pytest.mark.distributed]
@@ -53,9 +53,9 @@ def test_the_command_line_under_two_processes(tmp_path, monkeypatch, engine_cach
 
     monkeypatch.setitem(SCALES, "cpu-small", ddp_driver.SCALE)
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))  # the base model the processes cached
-    single = runner.Runner(ddp_driver.SCALE, tmp_path / "single", progress=False, device="cpu")
-    cells = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
-    for record, alone in zip(records, single.run(cells), strict=True):
+    single = workspace.Workspace(ddp_driver.SCALE, tmp_path / "single", progress=False, device="cpu")
+    cells = [grid.Cell("synthetic-email", "full", None, 0), grid.Cell("synthetic-email", "lora", 2, 0)]
+    for record, alone in zip(records, runner.run(single, cells), strict=True):
         assert record["manifest"]["model"]["base"]["cache_key"] == alone["manifest"]["model"]["base"]["cache_key"]
         assert record["metrics"]["training"]["steps"] == alone["metrics"]["training"]["steps"]
         # the same training up to the last partial batch, which accelerate completes (make_accelerator)

@@ -16,7 +16,7 @@ from lorapriv_utils.mia.engine import dp, models
 from lorapriv_utils.mia.engine.data import TextWindows
 from lorapriv_utils.mia.engine.training import TrainConfig, row_nll
 from lorapriv_utils.mia.experiments import dp_compare
-from lorapriv_utils.mia.experiments.runner import Runner
+from lorapriv_utils.mia.experiments.workspace import Workspace
 from lorapriv_utils.scale import DPConfig
 
 
@@ -84,7 +84,7 @@ def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypa
     """The session's tiny tree's DP comparison (full, LoRA-FA r = 2 and compressed r = 2 at z = 1), rerun on a copy."""
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(tiny_tree.cache))
     tiny_tree.copy(tmp_path / "out", "dp_compare")
-    work = Runner(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
+    work = Workspace(ddp_driver.SCALE, tmp_path / "out", progress=False, device="cpu")
     cells = tiny_published.DP_CELLS
     first = [json.loads(dp_compare.result_path(work.out, work.scale, cell).read_text()) for cell in cells]
     folder = tmp_path / "out" / "dp_compare" / "cpu-small" / "ptb"
@@ -117,7 +117,7 @@ def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypa
     # settings that only the derived metrics read (the bootstrap) are refreshed from them, without training (500, not
     # 20, resamples: with 20 or 50 the Monte Carlo band reaches the extreme draw, which the first 20 draws may share)
     scale = dataclasses.replace(work.scale, engine=dataclasses.replace(work.engine, bootstrap_resamples=500))
-    again = Runner(scale, tmp_path / "out", progress=False, device="cpu")
+    again = Workspace(scale, tmp_path / "out", progress=False, device="cpu")
     refreshed = dp_compare.run(again, cells)
     for old, new in zip(first, refreshed, strict=True):
         assert new["manifest"]["key"]["derived"] != old["manifest"]["key"]["derived"]
@@ -129,7 +129,7 @@ def test_cells_write_records_resume_and_share_the_certificate(tmp_path, monkeypa
 
 
 def test_the_grid_is_the_engines_widened_by_one_step_at_each_end(tmp_path):
-    work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
+    work = Workspace(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     grid = list(ddp_driver.SCALE.engine.dense.lr_grid)  # (1e-3, 3e-3)
     assert dp_compare.lr_grid(work, "full")["grid"] == pytest.approx([grid[0] / 3, *grid, grid[1] * 3], rel=1e-2)
     assert dp_compare.lr_grid(work, "compressed") == dp_compare.lr_grid(work, "adapter")

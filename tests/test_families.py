@@ -8,10 +8,21 @@ import numpy as np
 import pytest
 import torch
 
+from lorapriv_utils import store
 from lorapriv_utils.mia.attacks import canary
 from lorapriv_utils.mia.engine import families, finetune, lora_step, models
 from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
-from lorapriv_utils.mia.experiments import alignment, audit, dp_compare, frontier, grid, multiplier, runner, whitebox
+from lorapriv_utils.mia.experiments import (
+    alignment,
+    audit,
+    dp_compare,
+    frontier,
+    grid,
+    multiplier,
+    runner,
+    whitebox,
+    workspace,
+)
 from lorapriv_utils.scale import DPConfig, ModelSpec
 
 BASES = {"gpt2": ddp_driver.tiny_base, "llama": ddp_driver.tiny_llama}
@@ -126,15 +137,15 @@ def llama_work(tmp_path_factory, engine_cache):
     folder = tmp_path_factory.mktemp("llama")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
-        yield runner.Runner(ddp_driver.LLAMA_SCALE, folder / "out", progress=False, device="cpu")
+        yield workspace.Workspace(ddp_driver.LLAMA_SCALE, folder / "out", progress=False, device="cpu")
 
 
 @pytest.mark.slow
 def test_a_tiny_llama_runs_the_grid_the_frontier_and_the_audit(llama_work):
     base = llama_work.base()[0]
     assert type(base).__name__ == "LlamaForCausalLM"
-    cells = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 2, 0)]
-    records = llama_work.run(cells)
+    cells = [grid.Cell("synthetic-email", "full", None, 0), grid.Cell("synthetic-email", "lora", 2, 0)]
+    records = runner.run(llama_work, cells)
     texts = ddp_driver.LLAMA_SCALE.engine.max_texts_per_part
     for record in records:
         assert record["manifest"]["model"]["family"] == "llama"
@@ -143,10 +154,10 @@ def test_a_tiny_llama_runs_the_grid_the_frontier_and_the_audit(llama_work):
     point = frontier.run_point(llama_work, "synthetic-email", grid.Variant("dpsgd", 2, 1.0), 1e-2, 0, (1,))
     assert point["checkpoints"][0]["epsilon"] > 0
     path = frontier.frontier_path(llama_work.out, "cpu-small", "synthetic-email", "dpsgd-r2-z1-lr0.01", 0)
-    assert runner.read_scores(runner.scores_path(path))["e1_members_target"].shape == (texts,)
+    assert store.read_scores(store.scores_path(path))["e1_members_target"].shape == (texts,)
     record = audit.run_audit(
         llama_work,
-        runner.Cell("synthetic-email", "rowscale", 2, 0),
+        grid.Cell("synthetic-email", "rowscale", 2, 0),
         canary.CanaryConfig(canaries=20, guesses_each_side=3),
         DPConfig(noise_multiplier=0.5),
     )

@@ -12,7 +12,7 @@ from torch.func import functional_call, grad, vmap
 
 from lorapriv_utils.mia.engine import finetune, methods
 from lorapriv_utils.mia.engine.training import TrainConfig, block_losses
-from lorapriv_utils.mia.experiments import runner
+from lorapriv_utils.mia.experiments import workspace
 from lorapriv_utils.scale import SCALES
 
 
@@ -169,7 +169,7 @@ def test_bf16_autocast_trains_close_to_float32(base, blocks, fresh_accelerate_st
     cfg = TrainConfig(epochs=2, lr=1e-2, batch_size=8, seed=2)
     fp32, _ = finetune.fine_tune(copy.deepcopy(base), "full", blocks, cfg)
     bf16, _ = finetune.fine_tune(copy.deepcopy(base), "full", blocks, cfg, autocast_dtype=torch.bfloat16)
-    accelerator = runner.make_accelerator(torch.device("cpu"), torch.bfloat16)
+    accelerator = workspace.make_accelerator(torch.device("cpu"), torch.bfloat16)
     assert accelerator.mixed_precision == "bf16"
     accelerated, _ = finetune.fine_tune(copy.deepcopy(base), "full", blocks, cfg, accelerator=accelerator)
     reference = block_losses(fp32, blocks)

@@ -7,9 +7,10 @@ import ddp_driver
 import numpy as np
 import pytest
 
+from lorapriv_utils import store
 from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import frontier, grid, runner
+from lorapriv_utils.mia.experiments import frontier, grid, reuse, workspace
 from lorapriv_utils.scale import SCALES
 
 SCALE = ddp_driver.SCALE
@@ -40,7 +41,7 @@ def test_variants_and_their_parsing():
 
 @pytest.mark.slow
 def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypatch):
-    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
+    work = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu")
     variant = grid.Variant("dpsgd", 2, 1.0)
     record = frontier.run_point(work, "synthetic-email", variant, 1e-2, 0, (1, 2))
     path = frontier.frontier_path(tmp_path, SCALE.name, "synthetic-email", "dpsgd-r2-z1-lr0.01", 0)
@@ -50,7 +51,7 @@ def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypat
     assert second["steps"] > first["steps"] > 0 and second["epsilon"] > first["epsilon"] > 0  # privacy spent grows
     reference = record["manifest"]["reference_training"]  # its own training, apart from the target's
     assert reference["final_loss"] > 0 and reference["final_loss"] != record["training"]["final_loss"]
-    scores = runner.read_scores(runner.scores_path(path))
+    scores = store.read_scores(store.scores_path(path))
     texts = SCALE.engine.max_texts_per_part
     for epoch in (1, 2):
         for part in ("members", "nonmembers"):
@@ -73,7 +74,7 @@ def test_a_frontier_point_scores_each_checkpoint_and_resumes(tmp_path, monkeypat
         raise AssertionError("a finished point was recomputed")
 
     monkeypatch.setattr(frontier.finetune, "fine_tune", boom)
-    again = runner.Runner(SCALE, tmp_path, progress=False, device="cpu")
+    again = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu")
     assert frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (1, 2))["checksum"] == record["checksum"]
     with pytest.raises(AssertionError, match="recomputed"):  # another checkpoint list is another point
         frontier.run_point(again, "synthetic-email", variant, 1e-2, 0, (1, 3))
@@ -104,12 +105,12 @@ def test_a_point_stopped_after_its_target_trains_only_its_reference_again(tmp_pa
     monkeypatch.setattr(frontier.finetune, "fine_tune", spy)
     variant, args = grid.Variant("lora", 2), ("synthetic-email", 2e-2, 0, (1, 2))
     uninterrupted = frontier.run_point(
-        runner.Runner(SCALE, tmp_path / "whole", progress=False, device="cpu"), args[0], variant, *args[1:]
+        workspace.Workspace(SCALE, tmp_path / "whole", progress=False, device="cpu"), args[0], variant, *args[1:]
     )
     path = frontier.frontier_path(tmp_path / "cut", SCALE.name, args[0], "lora-r2-lr0.02", 0)
-    journal = runner.journal_path(path, "target")
+    journal = reuse.journal_path(path, "target")
     stop.append(True)
-    work = runner.Runner(SCALE, tmp_path / "cut", progress=False, device="cpu")
+    work = workspace.Workspace(SCALE, tmp_path / "cut", progress=False, device="cpu")
     with pytest.raises(Stopped):
         frontier.run_point(work, args[0], variant, *args[1:])
     assert journal.is_file() and not path.exists()
@@ -125,17 +126,17 @@ def test_a_point_stopped_after_its_target_trains_only_its_reference_again(tmp_pa
     assert resumed["manifest"]["key"] == uninterrupted["manifest"]["key"]
     note = resumed["manifest"]["reused"]
     assert note["from"] == "target journal" and note["wall_seconds"] == kept["manifest"]["wall_seconds"]
-    assert not journal.exists() and not runner.scores_path(journal).exists()
+    assert not journal.exists() and not store.scores_path(journal).exists()
 
     # a journal of another key (another checkpoint list), or a damaged one, is not taken over
-    scores = runner.read_scores(runner.scores_path(path))
+    scores = store.read_scores(store.scores_path(path))
     target = {"checkpoints": kept["checkpoints"], "training": kept["training"], "scores": scores}
     other = copy.deepcopy(resumed["manifest"]["spec"])
     other["point"] = {"changed": True}
     frontier.save_target(path, other, target, 1.0)
     assert frontier.resumed_target(path, resumed["manifest"]["spec"]) is None
     assert "of another key" in "".join(capsys.readouterr())
-    runner.scores_path(journal).write_bytes(b"not a zip")
+    store.scores_path(journal).write_bytes(b"not a zip")
     assert frontier.resumed_target(path, other) is None
     assert "damaged" in "".join(capsys.readouterr())
 
@@ -176,7 +177,7 @@ def test_shards_split_the_frontier_and_an_empty_shard_is_refused(tmp_path, monke
     seen = []
     monkeypatch.setattr(frontier, "run_base", lambda work, d, s: seen.append(("base", d, s)) or {})
     monkeypatch.setattr(frontier, "run_point", lambda work, d, v, lr, s, c: seen.append((v.name, lr)) or {})
-    work = runner.Runner(SCALE, tmp_path, progress=False)
+    work = workspace.Workspace(SCALE, tmp_path, progress=False)
     variants = [grid.Variant("full"), grid.Variant("lora", 2)]
     everything = frontier.run_frontier(work, ["ptb"], variants, [0], (1,))
     whole, seen[:] = list(seen), []
@@ -193,8 +194,8 @@ def test_a_point_another_run_computes_is_waited_for_then_reused(tmp_path, monkey
 
     from lorapriv_utils.files import Lock
 
-    work = runner.Runner(SCALE, tmp_path, progress=False)
-    monkeypatch.setattr(runner, "load_result", lambda path, spec, with_scores, refresh=None: {"reused": str(path)})
+    work = workspace.Workspace(SCALE, tmp_path, progress=False)
+    monkeypatch.setattr(reuse, "load_result", lambda path, spec, with_scores, refresh=None: {"reused": str(path)})
     path = frontier.frontier_path(tmp_path, SCALE.name, "ptb", "base", 0)
     held = Lock(path)
     assert held.acquire()

@@ -4,10 +4,10 @@ import ddp_driver
 import numpy as np
 import pytest
 
+from lorapriv_utils import store
 from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.attacks import lira, metrics
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import runner
 from lorapriv_utils.scale import SCALES
 
 SCALE = ddp_driver.SCALE
@@ -65,11 +65,11 @@ def test_references_of_a_finished_cell(tmp_path, monkeypatch, capsys, engine_cac
     assert cli.main(["run", *argv]) == 0
     assert cli.main(["lira", *argv, "--references", "2"]) == 0
     path = lira.lira_path(out, SCALE.name, "synthetic-email", "lora-r2", 0)
-    record = runner.read_record(path)
-    scores = runner.read_scores(runner.scores_path(path))
+    record = store.read_record(path)
+    scores = store.read_scores(store.scores_path(path))
     assert scores["members"].shape == (2, SCALE.engine.max_texts_per_part)
     assert not np.array_equal(scores["members"][0], scores["members"][1])  # different halves, different models
-    assert runner.scores_digest(scores) == record["scores_sha256"]
+    assert store.scores_digest(scores) == record["scores_sha256"]
     capsys.readouterr()
     assert cli.main(["table", str(out)]) == 0  # LiRA's records are not cells: skipped without a word
     assert "skipping" not in capsys.readouterr().err

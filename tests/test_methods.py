@@ -66,14 +66,14 @@ def test_every_record_is_named_by_the_one_cell_name():
     from pathlib import Path
 
     from lorapriv_utils.mia.attacks import lira
-    from lorapriv_utils.mia.experiments import audit, frontier, runner
+    from lorapriv_utils.mia.experiments import audit, frontier
     from lorapriv_utils.scale import DPConfig
 
     scale = SCALES["cpu-small"]
     cell = grid.Cell("ptb", "dpsgd", 8, 0)
     assert grid.cell_name("lora", 8.0, float("nan"), 2, "enron") == "enron/lora-r8-s2"
     assert grid.Variant("dpsgd", 8, 0.5).name == grid.cell_name("dpsgd", 8, 0.5) == "dpsgd-r8-z0.5"
-    assert runner.result_path(Path("out"), scale, cell) == Path("out/cpu-small/ptb/dpsgd-r8-s0.json")
+    assert grid.result_path(Path("out"), scale, cell) == Path("out/cpu-small/ptb/dpsgd-r8-s0.json")
     audit_path = audit.audit_path(Path("out"), scale, cell, DPConfig(noise_multiplier=1.0))
     assert audit_path == Path("out/cpu-small/audit/ptb/dpsgd-r8-z1-s0.json")
     fixed = audit.audit_path(Path("out"), scale, grid.Cell("ptb", "full", None, 2), None, lr=3e-5)

@@ -7,7 +7,7 @@ import torch
 import transformers
 
 from lorapriv_utils.mia.engine import models, training
-from lorapriv_utils.mia.experiments import runner
+from lorapriv_utils.mia.experiments import workspace
 from lorapriv_utils.scale import SCALES
 
 
@@ -93,20 +93,20 @@ def test_encode_texts_keeps_texts_apart():
 
 
 def test_device_choice():
-    device, autocast = runner.pick_device("cpu")
+    device, autocast = workspace.pick_device("cpu")
     assert device.type == "cpu" and autocast is None
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="no CUDA GPU"):
-            runner.pick_device("cuda")
-        assert runner.pick_device("auto")[0].type in ("cpu", "mps")
+            workspace.pick_device("cuda")
+        assert workspace.pick_device("auto")[0].type in ("cpu", "mps")
 
 
 @pytest.mark.parametrize(("bf16", "expected"), [(True, torch.bfloat16), (False, None)])
 def test_a_cuda_gpu_gets_bf16_autocast_when_it_supports_it(monkeypatch, bf16, expected):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
-    assert runner.pick_device("auto") == (torch.device("cuda"), expected)
-    assert runner.pick_device("cpu") == (torch.device("cpu"), None)
+    assert workspace.pick_device("auto") == (torch.device("cuda"), expected)
+    assert workspace.pick_device("cpu") == (torch.device("cpu"), None)
 
 
 def test_pretraining_corpus_is_disjoint_from_ptb_fine_tuning_splits():

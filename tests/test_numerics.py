@@ -109,7 +109,7 @@ def _pretraining() -> list[float]:
 
 
 def _attack_metrics() -> list[float]:
-    from lorapriv_utils.mia.experiments.runner import attack_metrics
+    from lorapriv_utils.mia.experiments.cell_metrics import attack_metrics
 
     rng = np.random.default_rng(9)
     members, nonmembers = rng.normal(0.3, 1, 120), rng.normal(0, 1, 120)

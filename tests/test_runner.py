@@ -20,7 +20,7 @@ import torch
 from lorapriv_utils import store
 from lorapriv_utils.mia import cli
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import grid, runner
+from lorapriv_utils.mia.experiments import cell_metrics, grid, prepare, reuse, runner, workspace
 from lorapriv_utils.mia.records import report
 from lorapriv_utils.scale import SCALES
 from lorapriv_utils.store import key_of
@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 SCALE = ddp_driver.SCALE  # one tiny setting for the runner, here and under two processes
 # two of the session's tiny tree's grid cells (conftest.tiny_tree)
-CELLS = [runner.Cell("synthetic-email", "full", None, 0), runner.Cell("synthetic-email", "lora", 8, 0)]
+CELLS = [grid.Cell("synthetic-email", "full", None, 0), grid.Cell("synthetic-email", "lora", 8, 0)]
 
 
 @pytest.fixture(autouse=True)
@@ -40,13 +40,13 @@ def tiny_model(monkeypatch, tmp_path, engine_cache):
 
 
 def _run(out, cells=CELLS, scale=SCALE, overrides=None, **kwargs):
-    return runner.Runner(scale, out, overrides, progress=False, device="cpu", **kwargs).run(cells)
+    return runner.run(workspace.Workspace(scale, out, overrides, progress=False, device="cpu", **kwargs), cells)
 
 
 def _published(tree, cells=CELLS):
     """The session's tiny tree's records of ``cells`` (its grid part)."""
     tree.parts("grid")
-    return [store.read_record(runner.result_path(tree.published, SCALE, cell), "cell") for cell in cells]
+    return [store.read_record(grid.result_path(tree.published, SCALE, cell), "cell") for cell in cells]
 
 
 def _local_corpus(folder, seed):
@@ -61,17 +61,17 @@ def _local_corpus(folder, seed):
 
 
 def test_plan_and_shard():
-    cells = runner.plan(["ptb", "synthetic-email"], ["full", "lora"], [4, 8], [0])
+    cells = grid.plan(["ptb", "synthetic-email"], ["full", "lora"], [4, 8], [0])
     assert [c.name for c in cells][:3] == ["ptb/full-s0", "ptb/lora-r4-s0", "ptb/lora-r8-s0"]
     assert len(cells) == 6
-    parts = [runner.shard(cells, i, 4) for i in range(4)]
+    parts = [grid.shard(cells, i, 4) for i in range(4)]
     assert sorted(c.name for p in parts for c in p) == sorted(c.name for c in cells)
     with pytest.raises(ValueError, match="--shard"):
-        runner.shard(cells, 4, 4)
+        grid.shard(cells, 4, 4)
     with pytest.raises(ValueError, match="exceed"):
-        runner.check_ranks([runner.Cell("ptb", "lora", 17, 0)], SCALE)
+        grid.check_ranks([grid.Cell("ptb", "lora", 17, 0)], SCALE)
     with pytest.raises(ValueError, match="--ranks: the list is empty"):
-        runner.plan(["ptb"], ["lora"], [], [0])
+        grid.plan(["ptb"], ["lora"], [], [0])
 
 
 def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, tiny_tree):
@@ -94,7 +94,7 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, t
     # the unit is a text: members and non-members are equal in number of texts
     assert metrics["texts"]["members"] == metrics["texts"]["nonmembers"] == SCALE.engine.max_texts_per_part
     assert metrics["windows"]["members"] > metrics["texts"]["members"]  # e-mails span several windows
-    scores = runner.read_scores(folder / "lora-r8-s0.scores.npz")
+    scores = store.read_scores(folder / "lora-r8-s0.scores.npz")
     assert {k: len(v) for k, v in scores.items()} == dict.fromkeys(
         [
             "members_target",
@@ -106,7 +106,7 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, t
         ],
         60,
     )
-    assert runner.scores_digest(scores) == record["scores_sha256"]
+    assert store.scores_digest(scores) == record["scores_sha256"]
     from lorapriv_utils.mia.attacks import metrics as mia_metrics
 
     signal = mia_metrics.reference_signal
@@ -124,10 +124,10 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, t
     assert [r["scores_sha256"] for r in first] == [r["scores_sha256"] for r in second]
     tiny_tree.copy(tmp_path / "a", "grid")
 
-    def boom(self, cell, key=None):
+    def boom(ws, cell, spec=None, earlier=None):
         raise AssertionError("a finished cell was recomputed")
 
-    monkeypatch.setattr(runner.Runner, "run_cell", boom)
+    monkeypatch.setattr(runner, "run_cell", boom)
     assert [r["metrics"] for r in _run(tmp_path / "a")] == [r["metrics"] for r in first]
 
 
@@ -150,18 +150,18 @@ def test_the_learning_rate_rule_and_the_calibrated_reference(tmp_path, tiny_tree
     assert full_ref["metrics"]["reference_attack"] != record["metrics"]["reference_attack"]
     assert full_ref["metrics"]["loss_attack"] == record["metrics"]["loss_attack"]  # same target either way
 
-    fixed = _run(tmp_path / "fixed", CELLS[1:], overrides=runner.Overrides(lr=5e-3))[0]
+    fixed = _run(tmp_path / "fixed", CELLS[1:], overrides=workspace.Overrides(lr=5e-3))[0]
     assert fixed["metrics"]["lr_selection"]["rule"] == "fixed by --lr"
     assert fixed["manifest"]["train_config"]["lr"] == 5e-3
     with pytest.raises(ValueError, match="--reference"):
-        runner.Runner(SCALE, tmp_path, reference="auxiliary", device="cpu")
+        workspace.Workspace(SCALE, tmp_path, reference="auxiliary", device="cpu")
 
 
 def test_tpr_at_an_fpr_below_one_over_n_is_not_a_number(tiny_tree):
     attack = _published(tiny_tree, CELLS[:1])[0]["metrics"]["reference_attack"]
     assert attack["tpr_at_0.01"] == {"resolvable": False, "note": "not resolvable with 60 non-members"}
     signal = np.arange(200.0)
-    resolvable = runner.rate_metrics(signal, signal + 0.5, 0.01, np.random.default_rng(0), 20)
+    resolvable = cell_metrics.rate_metrics(signal, signal + 0.5, 0.01, np.random.default_rng(0), 20)
     assert resolvable["resolvable"] and 0 <= resolvable["low"] <= resolvable["value"] <= resolvable["high"]
 
 
@@ -175,8 +175,8 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     tampered = dict(good, metrics={**good["metrics"], "validation_perplexity": 1.0})
     path.write_text(json.dumps(tampered))
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
-    scores = runner.scores_path(path)
-    arrays = runner.read_scores(scores)
+    scores = store.scores_path(path)
+    arrays = store.read_scores(scores)
     arrays["members_target"][0] += 1.0
     np.savez_compressed(scores, **arrays)  # edited scores: the checksum covers them
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
@@ -185,11 +185,11 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     assert _run(tmp_path, CELLS[:1])[0]["metrics"] == good["metrics"]
     assert "damaged or partial" in capsys.readouterr().err
 
-    def no_training(self, cell, spec=None):
+    def no_training(ws, cell, spec=None, earlier=None):
         raise AssertionError("retrained a cell whose metrics' settings alone changed")
 
     with monkeypatch.context() as patch:
-        patch.setattr(runner.Runner, "run_cell", no_training)
+        patch.setattr(runner, "run_cell", no_training)
         # 200 resamples, not 20: with few, the Monte Carlo band reaches the extreme draw, which both may share
         stale = _run(tmp_path, CELLS[:1], replace(SCALE, engine=replace(SCALE.engine, bootstrap_resamples=200)))
     assert stale[0]["manifest"]["config"]["engine"]["bootstrap_resamples"] == 200
@@ -198,29 +198,31 @@ def test_corrupt_or_stale_results_are_recomputed(tmp_path, capsys, monkeypatch, 
     assert after["value"] == before["value"] and after["low"] != before["low"]  # the AUC is the scores', its CI new
     assert stale[0]["metrics"]["validation_perplexity"] == good["metrics"]["validation_perplexity"]
     assert store.read_record(path)["manifest"]["key"] == key_of(stale[0]["manifest"]["spec"])  # current now
-    epochs = _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
+    epochs = _run(tmp_path, CELLS[:1], overrides=workspace.Overrides(epochs=2))
     assert epochs[0]["manifest"]["train_config"]["epochs"] == 2
     assert "method changed: derived.bootstrap_resamples, method.train.epochs" in capsys.readouterr().err
     monkeypatch.setitem(store.NUMERICS, "full", store.NUMERICS["full"] + 1)  # a bump re-keys full fine-tuning
-    _run(tmp_path, CELLS[:1], overrides=runner.Overrides(epochs=2))
+    _run(tmp_path, CELLS[:1], overrides=workspace.Overrides(epochs=2))
     assert "stale (numerics changed: numerics.full)" in capsys.readouterr().err
 
 
 def test_keys_follow_what_the_numbers_depend_on(tmp_path):
     """A comment in every engine file re-keys nothing; one method's setting re-keys only that method."""
-    work = runner.Runner(SCALE, tmp_path, progress=False)
-    cells = [runner.Cell("synthetic-email", m, r, 0) for m, r in (("full", None), ("lora", 2), ("dpsgd", 2))]
+    work = workspace.Workspace(SCALE, tmp_path, progress=False)
+    cells = [grid.Cell("synthetic-email", m, r, 0) for m, r in (("full", None), ("lora", 2), ("dpsgd", 2))]
     before = {c.method: work.key(c) for c in cells}
     lora_grid = replace(SCALE.engine, lora=replace(SCALE.engine.lora, lr_grid=(1e-2, 3e-2, 1e-1)))
-    wider = runner.Runner(replace(SCALE, engine=lora_grid), tmp_path, progress=False)
+    wider = workspace.Workspace(replace(SCALE, engine=lora_grid), tmp_path, progress=False)
     after = {c.method: wider.key(c) for c in cells}
     assert after["full"] == before["full"] and after["lora"] != before["lora"] and after["dpsgd"] != before["dpsgd"]
-    noisier = runner.Runner(
+    noisier = workspace.Workspace(
         replace(SCALE, engine=replace(SCALE.engine, dp=replace(SCALE.engine.dp, noise_multiplier=2.0))), tmp_path
     )
     assert {c.method: noisier.key(c) for c in cells} == {**before, "dpsgd": noisier.key(cells[2])}
     assert noisier.key(cells[2]) != before["dpsgd"]
-    sgd_rates = runner.Runner(SCALE, tmp_path, runner.Overrides(optimizer="sgd", lr_grid=(0.3, 1.0)), progress=False)
+    sgd_rates = workspace.Workspace(
+        SCALE, tmp_path, workspace.Overrides(optimizer="sgd", lr_grid=(0.3, 1.0)), progress=False
+    )
     assert sgd_rates.lr_rule("lora")["grid"] == [0.3, 1.0] and sgd_rates.lr_rule("full")["grid"] == [0.3, 1.0]
     assert all(sgd_rates.key(c) != before[c.method] for c in cells)  # the swept rates enter every method's key
     assert sgd_rates.train_config("lora", 0).optimizer == "sgd"  # --lr-grid is the sweep's, not TrainConfig's
@@ -229,9 +231,10 @@ def test_keys_follow_what_the_numbers_depend_on(tmp_path):
     for source in copy_of.rglob("*.py"):
         source.write_text(source.read_text(encoding="utf-8") + "\n# a comment in every file\n", encoding="utf-8")
     script = (
-        "import json; from lorapriv_utils.mia.experiments import runner; from test_runner import SCALE; "
-        f"assert runner.__file__.startswith({str(copy_of)!r}); w = runner.Runner(SCALE, '.', progress=False); "
-        "print(json.dumps([w.key(runner.Cell('synthetic-email', m, r, 0)) for m, r in "
+        "import json; from lorapriv_utils.mia.experiments import grid, runner, workspace; "
+        "from test_runner import SCALE; "
+        f"assert runner.__file__.startswith({str(copy_of)!r}); w = workspace.Workspace(SCALE, '.', progress=False); "
+        "print(json.dumps([w.key(grid.Cell('synthetic-email', m, r, 0)) for m, r in "
         "(('full', None), ('lora', 2), ('dpsgd', 2))]))"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy_of.parent), str(REPO / "tests")])}
@@ -242,7 +245,7 @@ def test_keys_follow_what_the_numbers_depend_on(tmp_path):
 
 def test_another_data_folder_makes_a_cell_stale(tmp_path, capsys):
     """The defect the issue reports: a rerun with --data-dir on other texts kept the old numbers."""
-    cells = [runner.Cell("pubmed", "full", None, 0)]
+    cells = [grid.Cell("pubmed", "full", None, 0)]
     first = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "A", 1))[0]
     second = _run(tmp_path / "out", cells, data_dir=_local_corpus(tmp_path / "B", 2))[0]
     assert "stale (data changed: data.corpus.train)" in capsys.readouterr().err
@@ -395,8 +398,8 @@ def test_grid_parsing_helpers():
 
 
 def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_accelerate_state):
-    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
-    record = work.run(CELLS[1:])[0]
+    work = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
+    record = runner.run(work, CELLS[1:])[0]
     assert record["manifest"]["accelerate"]["num_processes"] == 1
     assert (tmp_path / "cpu-small" / "synthetic-email" / "lora-r8-s0.json").is_file()
 
@@ -404,7 +407,7 @@ def test_accelerate_path_writes_its_settings_to_the_manifest(tmp_path, fresh_acc
 def test_a_batch_that_does_not_split_over_the_processes_is_refused(tmp_path, fresh_accelerate_state):
     from types import SimpleNamespace
 
-    work = runner.Runner(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
+    work = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu", accelerate=True)
     assert work.train_config("full", 0).batch_size == 16
     work.accelerator = SimpleNamespace(num_processes=3)  # as under `accelerate launch --num_processes 3`
     with pytest.raises(ValueError, match="batch size 16 does not split over 3 processes"):
@@ -432,23 +435,23 @@ def test_reference_models_draw_their_own_randomness(tmp_path, monkeypatch):
 
     monkeypatch.setattr(finetune, "fine_tune", spy)
     monkeypatch.setattr(finetune, "prepare", spy_prepare)
-    cell = runner.Cell("synthetic-email", "dpsgd", 2, 3)
+    cell = grid.Cell("synthetic-email", "dpsgd", 2, 3)
     record = _run(tmp_path, [cell])[0]
-    assert record["manifest"]["seeds"]["reference"] == runner.reference_seed(3) != 3
+    assert record["manifest"]["seeds"]["reference"] == grid.reference_seed(3) != 3
     assert record["manifest"]["seeds"]["reference_lora_init"] == 3
     sweep = [s for desc, s in seeds if " aux " in desc]
     target = [s for desc, s in seeds if " aux " not in desc]
-    assert len(sweep) == len(SCALE.engine.lora.lr_grid) and set(sweep) == {runner.reference_seed(3)}
+    assert len(sweep) == len(SCALE.engine.lora.lr_grid) and set(sweep) == {grid.reference_seed(3)}
     assert target == [3]
     assert len(starts) == len(seeds) and all(torch.equal(a, starts[-1]) for a in starts)
 
     seeds.clear()
     starts.clear()
-    work = runner.Runner(SCALE, tmp_path / "f", progress=False, device="cpu")
+    work = workspace.Workspace(SCALE, tmp_path / "f", progress=False, device="cpu")
     frontier.run_point(work, "synthetic-email", grid.Variant("dpsgd", 2, 1.0), 1e-2, 3, (1,))
     assert dict(seeds) == {
         "synthetic-email dpsgd-r2-z1-lr0.01": 3,
-        "synthetic-email dpsgd-r2-z1-lr0.01 reference": runner.reference_seed(3),
+        "synthetic-email dpsgd-r2-z1-lr0.01 reference": grid.reference_seed(3),
     }
     assert len(starts) == 2 and torch.equal(starts[0], starts[1])
     # the control: another target seed draws another start A
@@ -462,10 +465,10 @@ def test_part_caps_set_the_texts_of_each_part(tmp_path):
 
     engine = replace(SCALE.engine, max_texts_per_part=50, part_caps=(("pubmed", 12),), max_validation_texts=9)
     tokenizer, folder = tokenization.gpt2_tokenizer(), _local_corpus(tmp_path / "data", 3)
-    capped = runner.prepare_dataset("pubmed", 0, engine, tokenizer, 32, data_dir=folder)
+    capped = prepare.prepare_dataset("pubmed", 0, engine, tokenizer, 32, data_dir=folder)
     assert [len(capped.texts[p]) for p in ("members", "auxiliary", "nonmembers")] == [12] * 3
     assert len(capped.texts["validation"]) == 9 and capped.members.n_texts == 12
-    other = runner.prepare_dataset("synthetic-email", 0, engine, tokenizer, 32)
+    other = prepare.prepare_dataset("synthetic-email", 0, engine, tokenizer, 32)
     assert len(other.texts["members"]) == len(other.texts["nonmembers"]) == 50
 
 
@@ -475,13 +478,13 @@ def test_a_cell_another_run_holds_is_deferred_then_reused(tmp_path, monkeypatch)
 
     from lorapriv_utils.files import Lock
 
-    work = runner.Runner(SCALE, tmp_path, progress=False)
+    work = workspace.Workspace(SCALE, tmp_path, progress=False)
     order = []
-    monkeypatch.setattr(runner.Runner, "_current_or_run", lambda self, cell: order.append(cell) or {"cell": cell})
-    held = Lock(runner.result_path(tmp_path, SCALE, CELLS[0]))
+    monkeypatch.setattr(runner, "current_or_run", lambda ws, cell: order.append(cell) or {"cell": cell})
+    held = Lock(grid.result_path(tmp_path, SCALE, CELLS[0]))
     assert held.acquire()
     threading.Timer(0.5, held.release).start()
-    assert [r["cell"] for r in work.run(CELLS)] == CELLS  # results in the plan's order
+    assert [r["cell"] for r in runner.run(work, CELLS)] == CELLS  # results in the plan's order
     assert order == [CELLS[1], CELLS[0]]  # the free cell first, the held one once released
 
 
@@ -493,7 +496,7 @@ def test_a_tiny_corpus_is_refused_not_given_a_confident_auc(tmp_path):
     rows = [json.dumps({"text": f"abstract number {i} about a topic of its own {i * 7}"}) for i in range(10)]
     (tmp_path / "pubmed" / "x.jsonl").write_text("\n".join(rows))
     with pytest.raises(ValueError, match=r"dataset 'pubmed': .* 3 members, 3 auxiliary, 3 nonmembers texts"):
-        runner.prepare_dataset("pubmed", 0, SCALE.engine, tokenization.gpt2_tokenizer(), 32, data_dir=tmp_path)
+        prepare.prepare_dataset("pubmed", 0, SCALE.engine, tokenization.gpt2_tokenizer(), 32, data_dir=tmp_path)
 
 
 def test_every_option_of_every_command_has_help():
@@ -538,7 +541,7 @@ def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch, tiny_tr
     assert reused["metrics"] == fresh["metrics"]
     path = tmp_path / "reused" / "cpu-small" / "synthetic-email" / "lora-r8-s0.json"
     fresh_path = tmp_path / "fresh" / "cpu-small" / "synthetic-email" / "lora-r8-s0.json"
-    stored, again = runner.read_scores(runner.scores_path(path)), runner.read_scores(runner.scores_path(fresh_path))
+    stored, again = store.read_scores(store.scores_path(path)), store.read_scores(store.scores_path(fresh_path))
     assert all(np.array_equal(stored[k], again[k]) for k in again)
     note = reused["manifest"]["reused"]
     assert note["rates"] == sorted(SCALE.engine.lora.lr_grid) and note["target"] is not won
@@ -549,9 +552,9 @@ def test_a_widened_grid_trains_only_its_new_rates(tmp_path, monkeypatch, tiny_tr
     assert trained == []
 
     # anything else changed with the grid: nothing is reused
-    spec = runner.Runner(wider, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
-    assert runner.earlier_work(fresh_path, spec) is None
-    assert runner.earlier_work(tmp_path / "missing.json", spec) is None
+    spec = workspace.Workspace(wider, tmp_path, workspace.Overrides(epochs=2), progress=False).spec(cell[0])
+    assert reuse.earlier_work(fresh_path, spec) is None
+    assert reuse.earlier_work(tmp_path / "missing.json", spec) is None
 
 
 def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tree, capsys):
@@ -580,7 +583,7 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     grid_rates = SCALE.engine.lora.lr_grid
     assert len(grid_rates) >= 2
     path = tmp_path / "cpu-small" / "synthetic-email" / "lora-r8-s0.json"
-    journal = runner.journal_path(path)
+    journal = reuse.journal_path(path)
     stop_at.append(1)  # stopped after the sweep's first rate
     with pytest.raises(Stopped):
         _run(tmp_path, cell)
@@ -596,8 +599,8 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     retrained = [(True, grid_rates[0])] if won == grid_rates[0] else []  # the stopped run's rate, where it wins
     assert trained == [(True, lr) for lr in grid_rates[1:]] + retrained + [(False, won)]
     assert resumed["metrics"] == fresh["metrics"] and resumed["manifest"]["key"] == fresh["manifest"]["key"]
-    stored = runner.read_scores(runner.scores_path(path))
-    uninterrupted = runner.read_scores(runner.scores_path(runner.result_path(tiny_tree.published, SCALE, cell[0])))
+    stored = store.read_scores(store.scores_path(path))
+    uninterrupted = store.read_scores(store.scores_path(grid.result_path(tiny_tree.published, SCALE, cell[0])))
     assert all(np.array_equal(stored[k], uninterrupted[k]) for k in uninterrupted)
     note = resumed["manifest"]["reused"]
     assert note["from"] == "sweep journal" and note["rates"] == [grid_rates[0]] and not note["target"]
@@ -608,14 +611,14 @@ def test_a_stopped_sweep_resumes_at_its_next_rate(tmp_path, monkeypatch, tiny_tr
     spec = resumed["manifest"]["spec"]
     derived = {**copy.deepcopy(spec), "derived": {**spec["derived"], "bootstrap_resamples": 7}}
     store.write_record(journal, store.seal(copy.deepcopy(kept), derived))
-    assert runner.resumed_work(path, spec, None)["rates"] == {grid_rates[0]: kept["rates"][0]["validation_perplexity"]}
+    assert reuse.resumed_work(path, spec, None)["rates"] == {grid_rates[0]: kept["rates"][0]["validation_perplexity"]}
     # a journal of another key (here: another number of epochs) is not taken over
-    other = runner.Runner(SCALE, tmp_path, runner.Overrides(epochs=2), progress=False).spec(cell[0])
+    other = workspace.Workspace(SCALE, tmp_path, workspace.Overrides(epochs=2), progress=False).spec(cell[0])
     store.write_record(journal, store.seal(copy.deepcopy(kept), other))
-    assert runner.resumed_work(path, resumed["manifest"]["spec"], None) is None
+    assert reuse.resumed_work(path, resumed["manifest"]["spec"], None) is None
     assert "of another key" in "".join(capsys.readouterr())
     journal.write_text("{")
-    assert runner.resumed_work(path, resumed["manifest"]["spec"], None) is None
+    assert reuse.resumed_work(path, resumed["manifest"]["spec"], None) is None
     assert "damaged" in "".join(capsys.readouterr())
 
 
@@ -655,7 +658,7 @@ def test_a_rate_whose_loss_diverges_loses_the_sweep_and_the_others_go_on(tmp_pat
     said = "".join(capsys.readouterr())
     assert "loss became nan at step 3; lower the learning rate; the sweep counts its perplexity as infinite" in said
     grid_rates = (grid_rates[-1],)  # every rate diverges: one clear error, not a retraining that diverges again
-    monkeypatch.setattr(runner.Runner, "lr_rule", lambda self, method: {"grid": list(grid_rates), "rule": "test"})
+    monkeypatch.setattr(workspace.Workspace, "lr_rule", lambda self, method: {"grid": list(grid_rates), "rule": "test"})
     with pytest.raises(ValueError, match="lora: every rate of the sweep diverged; pass lower rates with --lr-grid"):
         _run(tmp_path / "all", CELLS[1:])
 
@@ -666,12 +669,72 @@ def test_a_grid_run_as_jobs_writes_the_serial_run_s_records(tmp_path, tiny_tree,
     one-thread processes: the same records as the session's serial run, number for number."""
     from lorapriv_utils.mia.experiments import jobs
 
-    job = jobs.CellJob(SCALE, str(tmp_path), runner.Overrides(), device="cpu", threads=1)
+    job = jobs.CellJob(SCALE, str(tmp_path), workspace.Overrides(), device="cpu", threads=1)
     paths = jobs.launch(job, CELLS, launcher, workers=workers, slurm=jobs.Slurm(time_min=30))
-    assert paths == [str(runner.result_path(tmp_path, SCALE, cell)) for cell in CELLS]
+    assert paths == [str(grid.result_path(tmp_path, SCALE, cell)) for cell in CELLS]
     for path, serial in zip(paths, _published(tiny_tree), strict=True):
         record = store.read_record(path, "cell")
         assert record["manifest"]["key"] == serial["manifest"]["key"]
         assert record["metrics"] == serial["metrics"] and record["scores_sha256"] == serial["scores_sha256"]
     with pytest.raises(ValueError, match="--launcher: choose one of local, slurm, submitit-local"):
         jobs.launch(job, CELLS, "pbs")
+
+
+# The cell's modules, top to bottom: a call may only go down this list (the stages never call back into the one
+# above), and the orchestrator (runner) is entered once, from outside.
+CELL_LAYERS = ("runner", "sweep", "scoring", "cell_metrics", "cell_record", "reuse", "workspace", "prepare", "grid")
+EXPERIMENTS = REPO / "lorapriv_utils" / "mia" / "experiments"
+
+
+def _traced_calls(run) -> set[tuple[str, str]]:
+    """Every (caller, callee) pair of the package's files, callee in another file, that ``run()`` makes."""
+    package = str(REPO / "lorapriv_utils")
+    edges: set[tuple[str, str]] = set()
+
+    def ours(frame) -> bool:
+        return frame.f_code.co_filename.startswith(package)
+
+    def watch(frame, event, arg):
+        if event != "call" or not ours(frame):
+            return
+        caller = frame.f_back
+        while caller is not None and not ours(caller):
+            caller = caller.f_back
+        if caller is not None and caller.f_code.co_filename != frame.f_code.co_filename:
+            edges.add((caller.f_code.co_filename, frame.f_code.co_filename))
+
+    sys.setprofile(watch)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return edges
+
+
+def _wrong_way(edges: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The calls that go up :data:`CELL_LAYERS`, or from outside the experiments (the engine) into them."""
+
+    def layer(path: str) -> int | None:
+        inside = Path(path).parent == EXPERIMENTS and Path(path).stem in CELL_LAYERS
+        return CELL_LAYERS.index(Path(path).stem) if inside else None
+
+    bad = []
+    for caller, callee in sorted(edges):
+        up = layer(caller) is not None and layer(callee) is not None and layer(callee) <= layer(caller)
+        from_engine = Path(callee).parent == EXPERIMENTS and Path(caller).parent != EXPERIMENTS
+        if up or from_engine:
+            bad.append((Path(caller).stem, Path(callee).stem))
+    return bad
+
+
+def test_a_cell_runs_its_stages_one_way(tmp_path):
+    """Followed through the code, a grid cell goes down its stages (data, sweep, target and scores, metrics, record)
+    and never calls back into a stage above, nor does the engine call into them."""
+    work = workspace.Workspace(SCALE, tmp_path, progress=False, device="cpu")
+    edges = _traced_calls(lambda: runner.run_cell(work, CELLS[1]))
+    entered = {Path(callee).stem for _, callee in edges if Path(callee).parent == EXPERIMENTS}
+    assert entered >= {"sweep", "scoring", "cell_metrics", "cell_record", "prepare", "reuse", "workspace"}
+    assert _wrong_way(edges) == []
+    # a check that cannot fail is not evidence: a call from the record back into the sweep is caught
+    back = (str(EXPERIMENTS / "cell_record.py"), str(EXPERIMENTS / "sweep.py"))
+    assert _wrong_way(edges | {back}) == [("cell_record", "sweep")]

@@ -9,7 +9,7 @@ from lorapriv_utils.mia.engine import models
 from lorapriv_utils.mia.engine.data import TextWindows
 from lorapriv_utils.mia.engine.finetune import lora_layers
 from lorapriv_utils.mia.experiments import whitebox
-from lorapriv_utils.mia.experiments.runner import Runner
+from lorapriv_utils.mia.experiments.workspace import Workspace
 
 
 def test_subset_keeps_the_windows_of_the_chosen_texts_and_renumbers_them():
@@ -60,7 +60,7 @@ def test_the_summary_calls_the_farther_world_in():
 @pytest.mark.slow
 def test_with_a_released_the_worlds_separate_exactly(tmp_path, monkeypatch, engine_cache):
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
-    work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
+    work = Workspace(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
     row = whitebox.play(work, 2, game, rounds=1, relaxes=(whitebox.FIT_RELAX,))  # the fit is not under test here
     assert all(t["known_out"] == 0.0 and t["known_in"] > 0 for t in row["targets"])
@@ -78,7 +78,7 @@ def test_the_replay_reproduces_the_engine_and_the_fit_finds_a_known_metric(tmp_p
     LoRA-FA run, and a release made with A = sqrt(m/r) times orthonormal rows (K = (m/r) I, the fit's start) is
     matched at once in the "out" world and not in the "in" world."""
     monkeypatch.setenv(models.CACHE_ENV_VAR, str(engine_cache))
-    work = Runner(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
+    work = Workspace(ddp_driver.SCALE, tmp_path, progress=False, device="cpu")
     game = whitebox.GameConfig(texts=8, targets=3, steps=2, lr=1.0)
     base, members = work.base()[0], work.dataset("ptb", 0).members
     full, rest = whitebox.subset(members, list(range(8))), whitebox.subset(members, list(range(1, 8)))

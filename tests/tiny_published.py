@@ -24,7 +24,7 @@ from lorapriv_utils import files, ledger
 from lorapriv_utils.chapters import a6_membership as a6
 from lorapriv_utils.mia.attacks import canary, lira
 from lorapriv_utils.mia.engine import models
-from lorapriv_utils.mia.experiments import audit, dp_compare, frontier, grid, runner
+from lorapriv_utils.mia.experiments import audit, dp_compare, frontier, grid, runner, workspace
 from lorapriv_utils.scale import SCALES, DPConfig
 
 SCALE = ddp_driver.SCALE
@@ -39,13 +39,13 @@ DP_CELLS = [
     dp_compare.DPCell("lorafa", 1.0, rank=2),
     dp_compare.DPCell("compressed", 1.0, rank=2),
 ]
-AUDIT_CELL = runner.Cell(DATASET, "dpsgd", 2, 0)
+AUDIT_CELL = grid.Cell(DATASET, "dpsgd", 2, 0)
 AUDIT_CONFIG = canary.CanaryConfig(canaries=40, guesses_each_side=5)
 AUDIT_DP = DPConfig(noise_multiplier=0.5)
 
 
 def _grid(work):
-    work.run(GRID)
+    runner.run(work, GRID)
 
 
 def _frontier(work):
@@ -108,7 +108,7 @@ class TinyTree:
         with pytest.MonkeyPatch.context() as patch:
             patch.setitem(SCALES, SCALE.name, SCALE)
             patch.setenv(models.CACHE_ENV_VAR, str(self.cache))
-            build(runner.Runner(SCALE, self.published, progress=False, device="cpu"))
+            build(workspace.Workspace(SCALE, self.published, progress=False, device="cpu"))
 
     def copy(self, destination: Path, *names: str) -> Path:
         """A writable results folder at ``destination`` holding the records of the parts ``names`` only (hidden

@@ -163,8 +163,8 @@ def check_launcher(args: argparse.Namespace) -> None:
 
 
 def run_overrides(args: argparse.Namespace):
-    """The run's ``runner.Overrides`` of every method's defaults (torch comes in with the runner)."""
-    from .experiments.runner import Overrides
+    """The run's ``workspace.Overrides`` of every method's defaults (torch comes in with the workspace)."""
+    from .experiments.workspace import Overrides
 
     return Overrides(epochs=args.epochs, lr=args.lr, optimizer=args.optimizer, lr_grid=args.lr_grid)
 
@@ -505,15 +505,15 @@ def check_frontier_arguments(args: argparse.Namespace) -> tuple:
 def engine_runner(args: argparse.Namespace, scale, **options):
     """The runner of a command, once every argument is known to be good: torch comes in here (through
     transformers, whose logging and progress bars are quieted so that ours stay readable), the thread count
-    is set, and ``options`` (``accelerate``, ``reference``) go to :class:`runner.Runner`."""
+    is set, and ``options`` (``accelerate``, ``reference``) go to :class:`workspace.Workspace`."""
     import transformers
 
-    from .experiments import runner
+    from .experiments import workspace
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    runner.set_threads(args.threads)
-    return runner.Runner(
+    workspace.set_threads(args.threads)
+    return workspace.Workspace(
         scale,
         args.out,
         run_overrides(args),
@@ -604,7 +604,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                     f"{done['confidence']:.0%} confidence); canary AUC {done['auc']:.3f}"
                 )
             return 0
-        records = work.run(cells)
+        from .experiments import runner
+
+        records = runner.run(work, cells)
     except (ValueError, FileNotFoundError, ConnectionError, RuntimeError) as err:
         parser.error(str(err))
     if work.accelerator is None or work.accelerator.is_main_process:

@@ -67,7 +67,8 @@ def halves(n_texts: int, k: int, seed: int) -> list[np.ndarray]:
 
 def run_cell_references(work, cell, k: int) -> dict:
     """:func:`run_references` at the learning rate the finished grid cell chose (its record must exist)."""
-    from ..experiments.runner import load_result, result_path
+    from ..experiments.grid import result_path
+    from ..experiments.reuse import load_result
 
     record = load_result(result_path(work.out, work.scale, cell), work.spec(cell))
     if record is None:
@@ -88,10 +89,11 @@ def lira_spec(work, cell, lr: float, k: int) -> dict:
 def run_references(work, cell, lr: float, k: int) -> dict:
     """Train ``k`` reference models of ``cell``'s method at rate ``lr`` on random halves of the auxiliary
     part and score every member and non-member text; an intact, current record is reused."""
+    from ...store import scores_digest
     from ..engine import finetune
     from ..engine.data import TextWindows
     from ..engine.training import text_losses
-    from ..experiments.runner import reused_or_computed, scores_digest
+    from ..experiments.reuse import reused_or_computed
 
     variant = cell_name(cell.method, cell.rank)
     path = lira_path(work.out, work.scale.name, cell.dataset, variant, cell.seed)

@@ -20,16 +20,19 @@ from ..attacks.canary import CanaryConfig
 from ..engine import finetune, models
 from ..records import specs
 from .grid import Cell, audit_path
-from .runner import Runner, perplexity, reused_or_computed
+from .reuse import reused_or_computed
+from .scoring import perplexity
+from .sweep import sweep
+from .workspace import Workspace
 
 
-def audit_spec(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
+def audit_spec(work: Workspace, cell: Cell, config: CanaryConfig, dp: DPConfig) -> dict:
     """The grid cell's spec, with the audit's DP-SGD settings (for a ``dpsgd`` cell) and canaries."""
     corpus = work.corpus(cell.dataset, cell.seed)
     return specs.audit_spec(work.engine, cell, corpus, asdict(config), dp, **work.options())
 
 
-def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | None = None) -> dict:
+def run_audit(work: Workspace, cell: Cell, config: CanaryConfig, dp: DPConfig | None = None) -> dict:
     """The one-run canary audit of ``cell``'s method (``dp``: DP-SGD's settings for a ``dpsgd`` cell)."""
     dp = dp or work.engine.dp
     fixed = work.overrides.lr  # a rate fixed by --lr: trained as given, no sweep
@@ -45,7 +48,7 @@ def run_audit(work: Runner, cell: Cell, config: CanaryConfig, dp: DPConfig | Non
         included = canary.inclusion(config.canaries, cell.seed)
         texts = canary.with_canaries(prepared.texts["members"], canaries, included)
         windows = models.encode_texts(tokenizer, texts, context, work.engine.max_windows_per_text)
-        lr = fixed if fixed is not None else work.sweep(cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
+        lr = fixed if fixed is not None else sweep(work, cell.dataset, cell.method, cell.rank, cell.seed)["lr"]
         cfg = work.train_config(cell.method, cell.seed, lr)
         trained, stats = finetune.fine_tune(
             copy.deepcopy(base),

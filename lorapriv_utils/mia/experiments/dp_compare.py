@@ -50,8 +50,12 @@ from ..attacks import metrics as mia_metrics
 from ..engine import compressed, dp, families, finetune
 from ..engine.training import text_losses
 from ..records import specs
-from .grid import LOW_RANK, WEIGHT_SETS, DPCell
-from .runner import Runner, attack_metrics, perplexity, reference_seed, reused_or_computed
+from .cell_metrics import attack_metrics
+from .cell_record import write_refreshed
+from .grid import LOW_RANK, WEIGHT_SETS, DPCell, reference_seed
+from .reuse import reused_or_computed
+from .scoring import perplexity
+from .workspace import Workspace
 
 NOISE = (0.0, 0.5, 1.0, 2.0)
 RANK = 8
@@ -72,7 +76,7 @@ def plan(
     ]
 
 
-def lr_grid(work: Runner, weights: str) -> dict:
+def lr_grid(work: Workspace, weights: str) -> dict:
     """The engine's learning-rate rule for the weight set's method, its grid widened by one step (the ratio of
     its first and last neighbours) at each end: DP training often picks a rate at the engine's edges.
     ``compressed`` trains the full-rank matrices and takes ``adapter``'s grid."""
@@ -98,7 +102,7 @@ def dp_parameters(
 
 
 def train(
-    work: Runner, cell: DPCell, windows, lr: float, desc: str = "", reference: bool = False
+    work: Workspace, cell: DPCell, windows, lr: float, desc: str = "", reference: bool = False
 ) -> tuple[torch.nn.Module, dict]:
     """DP-SGD on ``cell``'s weights of a copy of the scale's base model, the engine's settings otherwise; a
     ``reference`` model draws its own secret randomness (sampling, noise) and shares the public LoRA start
@@ -135,12 +139,12 @@ def result_path(out: Path, scale: Scale, cell: DPCell) -> Path:
     return Path(out) / "dp_compare" / scale.name / f"{cell.name}.json"
 
 
-def cell_spec(work: Runner, cell: DPCell) -> dict:
+def cell_spec(work: Workspace, cell: DPCell) -> dict:
     """What a DP training's numbers depend on (``specs.dp_compare_spec``)."""
     return specs.dp_compare_spec(work.engine, cell, work.corpus(cell.dataset, cell.seed))
 
 
-def run_cell(work: Runner, cell: DPCell, spec: dict) -> dict:
+def run_cell(work: Workspace, cell: DPCell, spec: dict) -> dict:
     """Sweep the rate on the auxiliary part, train the target on the members, attack; write the record."""
     start = time.perf_counter()
     prepared = work.dataset(cell.dataset, cell.seed)
@@ -204,13 +208,13 @@ def attacks(text_losses: dict, cell: DPCell, resamples: int) -> dict:
     }
 
 
-def refresh(work: Runner, cell: DPCell, path: Path, spec: dict, record: dict) -> dict:
+def refresh(work: Workspace, cell: DPCell, path: Path, spec: dict, record: dict) -> dict:
     """A record whose derived part alone is stale, its attacks recomputed from its stored per-text losses."""
     metrics = attacks(record["metrics"]["text_losses"], cell, work.engine.bootstrap_resamples)
-    return work.write_refreshed(path, record, spec, metrics)
+    return write_refreshed(work, path, record, spec, metrics)
 
 
-def run(work: Runner, cells: list[DPCell]) -> list[dict]:
+def run(work: Workspace, cells: list[DPCell]) -> list[dict]:
     """Every cell, reusing those whose record is intact and current."""
     records = []
     for cell in tqdm(cells, desc=f"DP weight sets ({work.scale.name})", disable=not work.progress):
@@ -269,13 +273,13 @@ def main(argv: list[str] | None = None) -> None:
 
     from ...scale import current_scale
     from .producers import parse
-    from .runner import set_threads
+    from .workspace import set_threads
 
     args = parse("dp-compare", sys.argv[1:] if argv is None else argv)
     seeds, (k, n) = args.seeds, args.shard
     set_threads(args.threads)
     scale = current_scale()
-    work = Runner(scale, args.out)
+    work = Workspace(scale, args.out)
     records = run(work, plan(seeds=seeds)[k::n])
     print(summary(records).round(3).to_string(index=False))
 

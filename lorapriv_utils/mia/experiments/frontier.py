@@ -4,7 +4,7 @@ Paper A compares methods one point each (Table 1), where every drop in attack su
 a rise in perplexity.  To compare at matched utility, each *variant* (a method, its rank, and for
 DP-SGD its noise multiplier) is trained at every learning rate of its grid for ``max(checkpoints)``
 epochs on the members, and its calibrated reference (same method and rate, its own secret training
-randomness, ``runner.reference_seed``, and the target's public LoRA start A) on the auxiliary part;
+randomness, ``grid.reference_seed``, and the target's public LoRA start A) on the auxiliary part;
 after each epoch listed in ``checkpoints`` both are scored.  A checkpoint is a model one could
 release, so each (learning rate, epoch) pair is one point of the variant's frontier; the base
 model is every variant's point at epoch 0.  The points are compared by
@@ -29,22 +29,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ...provenance import git_commit
-from ...store import scores_path, seal, write_record
+from ...store import scores_digest, scores_path, seal, write_record
 from ..engine import finetune
 from ..engine.dp import epsilons
 from ..engine.training import text_losses, text_scores
 from ..records import specs
-from .grid import Variant, frontier_path, point_name
-from .runner import (
-    Runner,
-    journal_path,
-    journal_provenance,
-    perplexity,
-    read_journal,
-    reference_seed,
-    reused_or_computed,
-    scores_digest,
-)
+from .grid import Variant, frontier_path, point_name, reference_seed
+from .reuse import journal_path, journal_provenance, read_journal, reused_or_computed
+from .scoring import perplexity
+from .workspace import Workspace
 
 __all__ = ["Variant", "frontier_path", "resumed_target", "run_base", "run_frontier", "run_point", "save_target"]
 
@@ -98,7 +91,7 @@ def _remove_journal(path: Path) -> None:
     journal.unlink(missing_ok=True)
 
 
-def run_base(work: Runner, dataset: str, seed: int) -> dict:
+def run_base(work: Workspace, dataset: str, seed: int) -> dict:
     """Epoch 0 of every variant: the base model's scores and perplexity (its reference is itself)."""
     path = frontier_path(work.out, work.scale.name, dataset, "base", seed)
     spec = specs.frontier_base_spec(work.engine, dataset, seed, work.corpus(dataset, seed))
@@ -130,7 +123,9 @@ def run_base(work: Runner, dataset: str, seed: int) -> dict:
     return reused_or_computed(path, spec, compute)
 
 
-def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int, checkpoints: tuple[int, ...]) -> dict:
+def run_point(
+    work: Workspace, dataset: str, variant: Variant, lr: float, seed: int, checkpoints: tuple[int, ...]
+) -> dict:
     """Train ``variant`` at rate ``lr`` on the members (target) and on the auxiliary part (reference),
     scoring both after each epoch in ``checkpoints``; returns the record (reused when current)."""
     if not checkpoints or min(checkpoints) < 1 or list(checkpoints) != sorted(set(checkpoints)):
@@ -235,7 +230,7 @@ def run_point(work: Runner, dataset: str, variant: Variant, lr: float, seed: int
 
 
 def run_frontier(
-    work: Runner,
+    work: Workspace,
     datasets: list[str],
     variants: list[Variant],
     seeds: list[int],

@@ -17,6 +17,12 @@ from ..engine.methods import RANKED
 REFERENCES = ("same", "full")  # eq. 24's reference: the target's own method (calibrated), or full fine-tuning
 DEFAULT_RANKS = (8, 16)  # paper A's Table 1
 DEFAULT_METHODS = ("full", "adapter", "lora", "flora", "dpsgd")  # 'all' adds the other methods of the registry
+REFERENCE_SEED_OFFSET = 1000
+
+
+def reference_seed(seed: int) -> int:
+    """The seed of a reference model's training randomness: independent of the target's (``seed``)."""
+    return seed + REFERENCE_SEED_OFFSET
 
 
 def cell_name(method: str, rank=None, noise=None, seed: int | None = None, dataset: str | None = None) -> str:
@@ -114,6 +120,23 @@ class Cell:
     @property
     def name(self) -> str:
         return cell_name(self.method, self.rank, seed=self.seed, dataset=self.dataset)
+
+
+def cell_seeds(cell: Cell) -> dict:
+    """Every seed a cell derives from its own (recorded in the manifest)."""
+    s = cell.seed
+    return {
+        "split": [s, 11],
+        "validation_cut": [s, 7],
+        "training_order": s,
+        "lora_init": s,
+        "flora_resampling": s + 1,
+        "dp_noise": s + 2,
+        "dp_sampling": s + 3,
+        "bootstrap": [s, 99],
+        "reference": reference_seed(s),  # the sweep's and reference's secret randomness (its own +1, +2, +3)
+        "reference_lora_init": s,  # the public start A, shared with the target
+    }
 
 
 def check_methods(methods: list[str]) -> list[str]:

@@ -46,7 +46,7 @@ class CellJob:
 
     scale: Scale
     out: str
-    overrides: object = None  # a runner.Overrides (None: the scale's defaults)
+    overrides: object = None  # a workspace.Overrides (None: the scale's defaults)
     data_dir: str | None = None
     reference: str = "same"
     device: str = "cpu"
@@ -55,10 +55,12 @@ class CellJob:
     progress: bool = False
 
     def __call__(self, cell: Cell) -> str:
-        from .runner import Overrides, Runner, result_path, set_threads
+        from .grid import result_path
+        from .runner import run
+        from .workspace import Overrides, Workspace, set_threads
 
         set_threads(self.threads)
-        work = Runner(
+        work = Workspace(
             self.scale,
             Path(self.out),
             self.overrides or Overrides(),
@@ -68,7 +70,7 @@ class CellJob:
             progress=self.progress,
             reference=self.reference,
         )
-        work.run([cell])
+        run(work, [cell])
         return str(result_path(self.out, self.scale, cell))
 
     def checkpoint(self, *args, **kwargs):

@@ -74,7 +74,9 @@ def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool 
     with the record's name, its scale, how many numbers were compared, the largest difference, the numbers that
     fall outside the tolerance and the wall time of the recomputation."""
     from ...scale import get_scale
-    from .runner import Overrides, Runner, result_path, set_threads
+    from .grid import result_path
+    from .runner import run
+    from .workspace import Overrides, Workspace, set_threads
 
     path = Path(path)
     if not path.is_file():
@@ -91,7 +93,7 @@ def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="lorapriv-verify-") as scratch:
         folder = Path(out) if out is not None else Path(scratch)
-        work = Runner(
+        work = Workspace(
             scale,
             folder,
             overrides,
@@ -99,7 +101,7 @@ def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool 
             progress=progress,
             reference=manifest["config"].get("reference", "same"),
         )
-        work.run([cell])
+        run(work, [cell])
         again = read_record(result_path(folder, scale, cell), "cell")
     seconds = time.perf_counter() - start
     differences = compare(record["metrics"], again["metrics"])

@@ -50,7 +50,8 @@ from ..attacks import metrics as mia_metrics
 from ..engine import finetune
 from ..engine.data import TextWindows
 from ..engine.training import TrainConfig, block_loader, linear_schedule, make_optimizer, run_training
-from .runner import Runner, perplexity
+from .scoring import perplexity
+from .workspace import Workspace
 
 RANKS = (1, 8, 64)
 BLIND_SEED_OFFSET = 1000  # the control's A': the LoRA start of seed + this offset
@@ -177,7 +178,7 @@ def fitted_distance(
 
 
 def play(
-    work: Runner,
+    work: Workspace,
     rank: int,
     game: GameConfig,
     dataset: str = "ptb",
@@ -262,7 +263,7 @@ def refreshed(record: dict, spec: dict) -> dict:
 
 
 def game_record(
-    work: Runner,
+    work: Workspace,
     ranks: tuple[int, ...] = RANKS,
     game: GameConfig | None = None,
     seed: int = 0,
@@ -333,13 +334,13 @@ def main(argv: list[str] | None = None) -> None:
     from ...store import seal, write_record
     from ..records.specs import measurement_spec
     from .producers import parse
-    from .runner import set_threads
+    from .workspace import set_threads
 
     args = parse("whitebox", sys.argv[1:] if argv is None else argv)
     ranks = args.ranks
     set_threads(args.threads)
     scale = current_scale()
-    record = game_record(Runner(scale, out="."), ranks=ranks, parts=args.parts)
+    record = game_record(Workspace(scale, out="."), ranks=ranks, parts=args.parts)
     if record is None:
         print(f"ranks {args.ranks} kept in {args.parts}; the record is written once every rank has run there")
         return

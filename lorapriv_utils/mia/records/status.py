@@ -199,19 +199,22 @@ def check(entries=CATALOGUE, root: Path = PUBLISHED, data_dir=None) -> list[Stat
 
 
 def _refresh_cell(entry: Entry, path: Path, record: dict, spec: dict, data_dir) -> None:
-    from ..experiments.runner import Overrides, Runner
+    from ..experiments.runner import refresh_metrics
+    from ..experiments.workspace import Overrides, Workspace
 
     options = _options(record["manifest"])
     overrides = {k: tuple(v) if k == "lr_grid" and v is not None else v for k, v in options["overrides"].items()}
-    work = Runner(get_scale(entry.scale), path.parent, Overrides(**overrides), data_dir, reference=options["reference"])
-    work.refresh_metrics(Cell(**record["manifest"]["cell"]), path, record, spec)
+    work = Workspace(
+        get_scale(entry.scale), path.parent, Overrides(**overrides), data_dir, reference=options["reference"]
+    )
+    refresh_metrics(work, Cell(**record["manifest"]["cell"]), path, record, spec)
 
 
 def _refresh_dp_compare(entry: Entry, path: Path, record: dict, spec: dict, data_dir) -> None:
     from ..experiments import dp_compare
-    from ..experiments.runner import Runner
+    from ..experiments.workspace import Workspace
 
-    dp_compare.refresh(Runner(get_scale(entry.scale), path.parent), DPCell(**record["cell"]), path, spec, record)
+    dp_compare.refresh(Workspace(get_scale(entry.scale), path.parent), DPCell(**record["cell"]), path, spec, record)
 
 
 def _refresh_whitebox(entry: Entry, path: Path, record: dict, spec: dict, data_dir) -> None:
