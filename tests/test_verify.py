@@ -73,10 +73,18 @@ def test_make_verify_recomputes_a_record_made_with_this_machine_s_kernels_where_
     spec = importlib.util.spec_from_file_location("verify_tool", PUBLISHED.parents[1] / "tools" / "verify.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    monkeypatch.setattr(tool, "PUBLISHED", tmp_path)
-    (tmp_path / "s").mkdir()
-    for seed, kernels in ((0, "AVX512"), (1, "AVX2"), (10, "AVX2")):
-        (tmp_path / "s" / f"lora-r8-s{seed}.json").write_text(json.dumps({"manifest": {"cpu_capability": kernels}}))
-    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX2") == "s/lora-r8-s1.json"  # by seed, not by name
-    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX512") == "s/lora-r8-s0.json"
-    assert tool.chosen_cell("s/lora-r8-s*.json", "DEFAULT") == "s/lora-r8-s0.json"  # none matches: the first
+    published, pending = tmp_path / "results" / "published", tmp_path / "results" / "pending"
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    monkeypatch.setattr(tool, "STORES", (published, pending))
+    for store_, seed, kernels in ((published, 0, "AVX512"), (published, 1, "AVX2"), (published, 10, "AVX2")):
+        (store_ / "s").mkdir(parents=True, exist_ok=True)
+        (store_ / "s" / f"lora-r8-s{seed}.json").write_text(json.dumps({"manifest": {"cpu_capability": kernels}}))
+    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX2") == "results/published/s/lora-r8-s1.json"  # by seed
+    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX512") == "results/published/s/lora-r8-s0.json"
+    assert tool.chosen_cell("s/lora-r8-s*.json", "DEFAULT") == "results/published/s/lora-r8-s0.json"  # the first
+    # a pending record (the plan's committed runs, not yet published) made with this machine's kernels is taken
+    # where no published one is; a published one that matches comes first
+    (pending / "s").mkdir(parents=True)
+    (pending / "s" / "lora-r8-s2.json").write_text(json.dumps({"manifest": {"cpu_capability": "DEFAULT"}}))
+    assert tool.chosen_cell("s/lora-r8-s*.json", "DEFAULT") == "results/pending/s/lora-r8-s2.json"
+    assert tool.chosen_cell("s/lora-r8-s*.json", "AVX2") == "results/published/s/lora-r8-s1.json"

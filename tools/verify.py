@@ -27,9 +27,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "results" / "published"
+PENDING = ROOT / "results" / "pending"  # the analysis plan's committed runs that are not yet published
+STORES = (PUBLISHED, PENDING)  # searched in this order for a record to recompute
 NOTEBOOKS = ("a3_noise",)  # theory chapters re-executed: their ledger's every measured number compared
-# grid cells trained again, one per scale: of each pattern's records (in order of seed), the first made with this
-# machine's vector kernels (torch's CPU capability), where one is, since only there can the numbers agree to rounding
+# grid cells trained again, one per scale: of each pattern's committed records (in order of store, then of seed), the
+# first made with this machine's vector kernels (torch's CPU capability), where one is, since only there can the
+# numbers agree to rounding; the published store first, then the pending one
 CELLS = ("cpu-small/ptb/lora-r8-s*.json", "cpu-pretrained/ptb/lora-r8-s*.json")
 LEDGER_TOLERANCE = {"rel": 1e-4}  # the ledger stores 6 significant digits; Monte Carlo draws are seeded
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -104,7 +107,7 @@ def verify_cell(name: str) -> dict:
         report_path = Path(scratch) / "report.json"
         code = (
             "import json, sys; from lorapriv_utils.mia.experiments import verify; "
-            f"r = verify.recompute_cell({str(PUBLISHED / name)!r}); "
+            f"r = verify.recompute_cell({str(ROOT / name)!r}); "
             f"open({str(report_path)!r}, 'w').write(json.dumps(r))"
         )
         done = subprocess.run(
@@ -112,7 +115,7 @@ def verify_cell(name: str) -> dict:
         )
         if done.returncode != 0:
             return {
-                "item": f"results/published/{name}",
+                "item": name,
                 "what": "grid cell trained again",
                 "numbers": 0,
                 "outside": [done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "it stopped"],
@@ -125,7 +128,7 @@ def verify_cell(name: str) -> dict:
 
     largest = report["largest"]
     return {
-        "item": f"results/published/{name}",
+        "item": name,
         "what": f"{report['cell']} at {report['scale']} trained again at its chosen rate {report['lr']:g} (made on "
         f"{report['made_on'] or 'a CPU not recorded'}, recomputed on {report['recomputed_on']})",
         "numbers": report["numbers"],
@@ -140,16 +143,19 @@ def verify_cell(name: str) -> dict:
 
 
 def chosen_cell(pattern: str, capability: str) -> str:
-    """The record of ``pattern`` to recompute: the first (by seed) made with ``capability``'s kernels, else the first
-    (a record that names no kernels counts as a match: it predates the field, and the report says so)."""
-    paths = sorted(PUBLISHED.glob(pattern), key=lambda p: int(p.stem.rsplit("-s", 1)[1]))
+    """The committed record of ``pattern`` to recompute, as a path from the checkout's root: the first (by store,
+    :data:`STORES`, then by seed) made with ``capability``'s kernels, else the published store's first (a record that
+    names no kernels counts as a match: it predates the field, and the report says so)."""
+    paths = [
+        path for store in STORES for path in sorted(store.glob(pattern), key=lambda p: int(p.stem.rsplit("-s", 1)[1]))
+    ]
     if not paths:
         raise SystemExit(f"verify: no committed record matches {pattern}")
     for path in paths:
         made = json.loads(path.read_text(encoding="utf-8"))["manifest"].get("cpu_capability")
         if made in (None, capability):
-            return path.relative_to(PUBLISHED).as_posix()
-    return paths[0].relative_to(PUBLISHED).as_posix()
+            return path.relative_to(ROOT).as_posix()
+    return paths[0].relative_to(ROOT).as_posix()
 
 
 def markdown(items: list[dict], wall: float) -> str:
