@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 ENV_VAR = "LORAPRIV_SCALE"
 DEFAULT_SCALE = "cpu-small"
@@ -46,6 +47,8 @@ class ModelSpec:
     n_kv_head: int | None = None  # key and value heads (Llama's grouped-query attention; None: n_head)
     n_inner: int | None = None  # the MLP's width (None: 4 n_embd)
     gguf: str | None = None  # a pretrained GGUF source (``mia.engine.pretrained.SOURCES``): load it instead
+    folder: str | None = None  # a local folder of safetensors weights, config and tokenizer (a user's own model)
+    folder_sha256: str | None = None  # the digest of that folder's files (``mia.engine.recipe.folder_digest``)
 
     def identity(self) -> dict:
         """The fields as keys and manifests record them.  Fields added after records were made are left out
@@ -66,6 +69,8 @@ class ModelSpec:
         """The base model in words, for pages that state what a number was measured on."""
         if self.gguf is not None:
             return f"SmolLM2-135M-Instruct, pretrained ({self.parameters():,} parameters; not GPT-2)"
+        if self.folder is not None:
+            return f"the {self.family} model in {self.folder} ({self.parameters():,} parameters)"
         if self.hub_id is not None:
             return f"{self.hub_id} from the Hugging Face hub"
         return (
@@ -77,6 +82,8 @@ class ModelSpec:
         """The base model in a few words, with its size in millions of parameters (a table cell on a phone)."""
         if self.gguf is not None:
             return f"SmolLM2-135M-Instruct ({self.parameters() / 1e6:.0f}M)"
+        if self.folder is not None:
+            return f"{Path(self.folder).name} ({self.parameters() / 1e6:.2g}M)"
         if self.hub_id is not None:
             return f"{self.hub_id} (hub)"
         return f"toy GPT-2 ({self.parameters() / 1e6:.2g}M)"
@@ -89,7 +96,14 @@ class ModelSpec:
         return self.n_embd
 
 
-_ADDED_FIELDS = {"family": "gpt2", "n_kv_head": None, "n_inner": None, "gguf": None}
+_ADDED_FIELDS = {
+    "family": "gpt2",
+    "n_kv_head": None,
+    "n_inner": None,
+    "gguf": None,
+    "folder": None,
+    "folder_sha256": None,
+}
 
 
 @dataclass(frozen=True)
@@ -154,6 +168,9 @@ class EngineScale:
         rowscale: row-scaling settings (method ``rowscale``).
         sgd_lr_grid: the rates swept for the methods that train with SGD (``adaptersgd``), with the epochs and
             batch size of their family; empty where the scale declares none (``--lr-grid`` then gives them).
+        peft_config: a user's LoRA recipe (``--peft-config``), as the canonical JSON text of
+            ``mia.engine.recipe.read_peft_config``: method ``lora`` adapts the modules it names with its rank,
+            alpha and dropout instead of the engine's own LoRA (None: the engine's).
 
     The paper states 20 epochs and learning rate 1e-5 with a linear schedule, not the
     optimiser; the code it follows used AdamW and 1e-4 for PEFT methods.  The paper scale's
@@ -174,6 +191,7 @@ class EngineScale:
     dp: DPConfig = field(default_factory=DPConfig)
     rowscale: RowScaleConfig = field(default_factory=RowScaleConfig)
     sgd_lr_grid: tuple[float, ...] = ()
+    peft_config: str | None = None
 
     def __post_init__(self) -> None:
         if any(not rate > 0 for rate in self.sgd_lr_grid):

@@ -117,6 +117,81 @@ def _data_dir_argument(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def _own_arguments(run: argparse.ArgumentParser) -> None:
+    """A user's own model, LoRA recipe and corpus (``engine.recipe``): the same attacks, intervals and records."""
+    own = run.add_argument_group("your own model, LoRA recipe and texts")
+    own.add_argument(
+        "--model",
+        default=None,
+        help="a folder of a causal LM (safetensors, config.json, tokenizer) or a hub id with --revision, in place "
+        "of the scale's base model; the scale still sets epochs, rates and caps",
+    )
+    own.add_argument("--revision", default=None, help="the commit of a hub --model (required for a hub id)")
+    own.add_argument(
+        "--peft-config",
+        type=Path,
+        default=None,
+        help="a PEFT LoRA config (adapter_config.json): method lora trains this recipe (its r is the rank)",
+    )
+    own.add_argument("--data", type=Path, default=None, help="a JSONL or CSV file of texts (field 'text') to audit")
+
+
+def own_scale(args: argparse.Namespace, scale):
+    """``scale`` with the user's own model and LoRA recipe (``--model``, ``--peft-config``), named after them so
+    that their records lie apart; the datasets (``--data``), methods and ranks they imply are set on ``args``."""
+    from dataclasses import replace
+
+    from .engine import recipe
+
+    model = None
+    if args.revision is not None and args.model is None:
+        raise ValueError("--revision: it pins a hub --model; give --model too")
+    if args.model is not None:
+        if Path(args.model).expanduser().exists() or args.revision is None and "/" not in args.model:
+            model = recipe.model_folder_spec(args.model, scale.engine.model.block_size)
+        else:
+            if args.revision is None:
+                raise ValueError(
+                    f"--model {args.model}: a hub model needs --revision COMMIT, so that a record names its weights"
+                )
+            model = hub_model_spec(args.model, args.revision, scale.engine.model.block_size)
+    lora = None if args.peft_config is None else recipe.read_peft_config(args.peft_config)
+    if lora is not None:
+        if args.methods == ",".join(grid.DEFAULT_METHODS):  # not given: the recipe's own method
+            args.methods = "lora"
+        if args.ranks is not None and grid.parse_ints("--ranks", args.ranks, 1) != [lora["r"]]:
+            raise ValueError(f"--ranks {args.ranks}: the --peft-config sets r = {lora['r']}; drop --ranks")
+        args.ranks = str(lora["r"])
+    if args.data is not None:
+        if args.datasets is not None:
+            raise ValueError("--data names the corpus: drop --datasets")
+        args.datasets = recipe.data_file_name(args.data)
+        args.data_dir = str(args.data.expanduser().resolve())
+    parts = [] if model is None else [Path(model.folder or model.hub_id).name]
+    parts += [] if lora is None else [Path(args.peft_config).stem]
+    if not parts:
+        return scale
+    return replace(scale, name="+".join([scale.name, *parts]), engine=recipe.own_engine(scale.engine, model, lora))
+
+
+def hub_model_spec(hub_id: str, revision: str, context: int):
+    """The spec of a hub model at ``revision``: its config fetched (needs the hub) and checked as a folder's is."""
+    import json
+    import tempfile
+    from dataclasses import replace
+
+    from huggingface_hub import hf_hub_download
+
+    from .engine import recipe
+
+    data.check_hub_reachable(needed_for=f"--model {hub_id}")
+    with tempfile.TemporaryDirectory() as scratch:
+        config = json.loads(
+            Path(hf_hub_download(hub_id, "config.json", revision=revision, cache_dir=scratch)).read_text()
+        )
+    return replace(recipe.config_spec(config, context, f"--model {hub_id}"), hub_id=hub_id, hub_revision=revision)
+
+
 def _launcher_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--launcher",
@@ -201,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", allow_abbrev=False, help="run a membership-inference grid (resumable)")
     _grid_arguments(run)
     _launcher_arguments(run)
+    _own_arguments(run)
     audit = sub.add_parser(
         "audit", allow_abbrev=False, help="audit methods with canaries in one training run (epsilon lower bounds)"
     )
@@ -406,11 +482,16 @@ def check_declared(args: argparse.Namespace, scale, cells, variants=None, checkp
 def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple:
     """Every check that needs no torch; returns the scale and this shard's cells (every cell: ``sharded=False``)."""
     scale = get_scale(args.scale)
-    datasets = (  # an empty --datasets "" is refused as "--datasets ," is, never read as the default
-        grid.parse_list("--datasets", args.datasets, data.DATASETS)
-        if args.datasets is not None
-        else list(scale.engine.datasets)
-    )
+    if args.command == "run":
+        scale = own_scale(args, scale)
+    if getattr(args, "data", None) is not None:  # a user's own corpus, named by own_scale
+        datasets = [args.datasets]
+    else:  # an empty --datasets "" is refused as "--datasets ," is, never read as the default
+        datasets = (
+            grid.parse_list("--datasets", args.datasets, data.DATASETS)
+            if args.datasets is not None
+            else list(scale.engine.datasets)
+        )
     methods = grid.check_methods(grid.parse_list("--methods", args.methods, grid.METHODS))
     grid.check_ranks_given(args.ranks is not None, methods)
     ranks = grid.parse_ints("--ranks", args.ranks, 1) if args.ranks is not None else list(grid.DEFAULT_RANKS)
@@ -452,7 +533,8 @@ def check_run_arguments(args: argparse.Namespace, sharded: bool = True) -> tuple
             f"--reference: `{args.command}` has no choice of reference model "
             "(the frontier's is each variant's own; the audit uses none); drop it"
         )
-    cells = grid.plan(datasets, methods, ranks, seeds)
+    own = (args.datasets,) if getattr(args, "data", None) is not None else ()
+    cells = grid.plan(datasets, methods, ranks, seeds, own)
     grid.check_ranks(cells, scale)
     noisy = getattr(args, "noise_multiplier", None) is not None
     if noisy and not any(c.method in ("dpsgd", "rowscale") for c in cells):

@@ -208,6 +208,21 @@ def load_local(name: str, data_dir: Path | str | None) -> Corpus:
     )
 
 
+def load_file(name: str, path: Path) -> Corpus:
+    """A user's own corpus (``--data``): the texts of one JSONL or CSV file; the validation cut is made after
+    de-duplication, as for Enron and PubMed."""
+    return Corpus(
+        name,
+        _read_texts([path], "text"),
+        None,
+        {
+            "source": f"local file {path.name}",
+            "files": [path.name],
+            "validation": f"{VALIDATION_FRACTION:.0%} of the de-duplicated texts",
+        },
+    )
+
+
 HUB_HOST = "huggingface.co"
 
 
@@ -300,7 +315,10 @@ def synthetic_emails(count: int, seed: int) -> list[str]:
 def load_corpus(
     name: str, data_dir: Path | str | None = None, hub: bool = False, seed: int = 0, synthetic_count: int = 4000
 ) -> Corpus:
-    """One corpus by name; see the module docstring for the sources."""
+    """One corpus by name; see the module docstring for the sources.  A ``data_dir`` that is a file is a user's
+    own corpus (``--data``), named ``name``."""
+    if data_dir is not None and Path(data_dir).is_file():
+        return load_file(name, Path(data_dir))
     check_name(name)
     if hub:
         return load_from_hub(name) if name != "synthetic-email" else load_corpus(name, seed=seed)

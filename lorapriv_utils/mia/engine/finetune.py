@@ -66,9 +66,30 @@ def check_method(method: str, rank: int | None, model: torch.nn.Module) -> None:
             )
 
 
-def lora_config(model: torch.nn.Module, rank: int) -> LoraConfig:
-    """PEFT's configuration of the engine's LoRA on ``model``'s adapted projections, scaling 1."""
+def lora_config(model: torch.nn.Module, rank: int, recipe: dict | None = None) -> LoraConfig:
+    """PEFT's configuration of the engine's LoRA on ``model``'s adapted projections, scaling 1; or of a user's
+    ``recipe`` (``recipe.read_peft_config``: its modules, rank, alpha, dropout, bias and rsLoRA)."""
     family = families.family_of(model)
+    if recipe is not None:
+        names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+        missing = [target for target in recipe["target_modules"] if target not in names]
+        if missing:
+            linear = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)})
+            raise ValueError(
+                f"--peft-config: target_modules {', '.join(missing)} match no module of the model; "
+                f"its linear layers are named {', '.join(linear) or 'otherwise'}"
+            )
+        if recipe["r"] != rank:
+            raise ValueError(f"--peft-config sets r = {recipe['r']}, the run asks for rank {rank}: drop --ranks")
+        return LoraConfig(
+            r=rank,
+            lora_alpha=recipe["lora_alpha"],
+            target_modules=list(recipe["target_modules"]),
+            fan_in_fan_out=family.fan_in_fan_out,
+            lora_dropout=recipe["lora_dropout"],
+            bias=recipe["bias"],
+            use_rslora=recipe["use_rslora"],
+        )
     return LoraConfig(
         r=rank,
         lora_alpha=rank,
@@ -79,8 +100,10 @@ def lora_config(model: torch.nn.Module, rank: int) -> LoraConfig:
     )
 
 
-def _lora(model: torch.nn.Module, rank: int, seed: int, fixed: bool = False) -> torch.nn.Module:
-    config = lora_config(model, rank)
+def _lora(
+    model: torch.nn.Module, rank: int, seed: int, fixed: bool = False, recipe: dict | None = None
+) -> torch.nn.Module:
+    config = lora_config(model, rank, recipe)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PEFT's notes on deprecated transformers attributes
         peft_model = get_peft_model(model, config)
@@ -126,14 +149,24 @@ def merge_and_reset(layer: torch.nn.Module, generator: torch.Generator) -> None:
     resample_a(layer, generator)
 
 
-def prepare(model: torch.nn.Module, method: str, rank: int | None = None, seed: int = 0, a_seed: int | None = None):
+def prepare(
+    model: torch.nn.Module,
+    method: str,
+    rank: int | None = None,
+    seed: int = 0,
+    a_seed: int | None = None,
+    recipe: dict | None = None,
+):
     """The model to train for ``method`` (possibly PEFT-wrapped), its trainable parameters and a step hook, from
     the method's registry entry (``methods.REGISTRY``: which weights, A trained or frozen, A resampled).
 
     LoRA's start A comes from ``a_seed`` (default ``seed``), so that a reference model may share it: A is
     public where it stays frozen and ships with the adapter (LoRA-FA, row scaling); plain LoRA trains A and
-    releases only its end point.  FLoRA's later draws of A come from ``seed + 1`` (secret)."""
+    releases only its end point.  FLoRA's later draws of A come from ``seed + 1`` (secret).  ``recipe``: a user's
+    LoRA recipe, which only method ``lora`` takes (:func:`lora_config`)."""
     check_method(method, rank, model)
+    if recipe is not None and method != "lora":
+        raise ValueError(f"--peft-config: a LoRA recipe applies to method lora, not {method}")
     spec = methods.get(method)
     for p in model.parameters():
         p.requires_grad_(spec.weights in ("all", "body"))
@@ -145,7 +178,7 @@ def prepare(model: torch.nn.Module, method: str, rank: int | None = None, seed: 
             for weight in families.family_of(model).adapted_weights(model):
                 weight.requires_grad_(True)
         return model, [p for p in model.parameters() if p.requires_grad], None
-    peft_model = _lora(model, rank, seed if a_seed is None else a_seed, fixed=spec.fixed_a)
+    peft_model = _lora(model, rank, seed if a_seed is None else a_seed, fixed=spec.fixed_a, recipe=recipe)
     if spec.train_a:
         return peft_model, [p for p in peft_model.parameters() if p.requires_grad], None
     layers = lora_layers(peft_model)
@@ -187,11 +220,13 @@ def fine_tune(
     rowscale: RowScaleConfig | None = None,
     epoch_hook: EpochHook | None = None,
     a_seed: int | None = None,
+    recipe: dict | None = None,
 ) -> tuple[torch.nn.Module, dict]:
     """Fine-tune ``model`` with ``method`` on ``data`` (text windows, or rows each of which is a text);
     returns the trained model (for evaluation) and stats.  ``epoch_hook(epoch, model, steps)`` runs after
     every epoch (checkpoints of the privacy-utility frontier); not with ``accelerator``.  ``a_seed`` draws
-    LoRA's start A (default ``cfg.seed``, which draws everything else: order, noise, sampling, resampling)."""
+    LoRA's start A (default ``cfg.seed``, which draws everything else: order, noise, sampling, resampling);
+    ``recipe``, a user's LoRA recipe for method ``lora`` (:func:`lora_config`)."""
     if epoch_hook is not None and accelerator is not None:
         raise ValueError("epoch checkpoints (the frontier) run in one process: drop --accelerate")
     if methods.optimizer_refused(method, cfg.optimizer):
@@ -201,7 +236,7 @@ def fine_tune(
         rows = np.asarray(data)
         data = TextWindows(rows, np.arange(len(rows)), len(rows))
     device = device or torch.device("cpu")
-    trained, params, hook = prepare(model, method, rank, cfg.seed, a_seed)
+    trained, params, hook = prepare(model, method, rank, cfg.seed, a_seed, recipe)
     trained.to(device)
     stats: dict = {"method": method, "rank": rank, "trainable_parameters": int(sum(p.numel() for p in params))}
     trainer = TRAINERS[methods.get(method).trainer]

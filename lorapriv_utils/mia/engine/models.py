@@ -103,6 +103,22 @@ def load_hub_model(
     return model, tokenization.gpt2_tokenizer()
 
 
+def load_folder_model(spec: ModelSpec) -> tuple[torch.nn.Module, PreTrainedTokenizerFast, dict]:
+    """A user's own causal LM from its folder (``recipe.model_folder_spec``): safetensors only, local files only,
+    no remote code; its files must still be those its spec digested."""
+    from transformers import AutoTokenizer
+
+    from .recipe import check_folder_unchanged
+
+    check_folder_unchanged(spec)
+    folder = Path(spec.folder)
+    model = families.get(spec.family).from_pretrained(folder, use_safetensors=True, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    if tokenizer.eos_token_id is None:
+        raise ValueError(f"--model {folder}: its tokenizer has no end-of-text token, which closes every text here")
+    return model, tokenizer, {"source": f"local folder {folder}", "sha256": spec.folder_sha256}
+
+
 def pretrained_base(
     scale: Scale, seed: int = 0, directory: Path | None = None, progress: bool = False
 ) -> tuple[torch.nn.Module, PreTrainedTokenizerFast, dict]:
@@ -116,6 +132,8 @@ def pretrained_base(
         from . import pretrained
 
         return pretrained.load(spec, Path(directory or cache_dir()), progress)
+    if spec.folder:
+        return load_folder_model(spec)
     if spec.hub_id:
         model, tokenizer = load_hub_model(spec.hub_id, spec.hub_revision, spec.family)
         commit = getattr(model.config, "_commit_hash", None)  # what the hub served: the manifest names the weights

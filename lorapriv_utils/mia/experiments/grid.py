@@ -148,12 +148,16 @@ def check_methods(methods: list[str]) -> list[str]:
     return methods
 
 
-def plan(datasets: list[str], methods: list[str], ranks: list[int], seeds: list[int]) -> list[Cell]:
-    """All cells of a grid: ranked methods once per rank, the others once."""
+def plan(
+    datasets: list[str], methods: list[str], ranks: list[int], seeds: list[int], own: tuple[str, ...] = ()
+) -> list[Cell]:
+    """All cells of a grid: ranked methods once per rank, the others once (``own``: the names of a user's own
+    corpora, ``--data``, beside the built-in ones)."""
     from ..engine.data import check_name  # numpy only
 
     for name in datasets:
-        check_name(name)
+        if name not in own:
+            check_name(name)
     check_methods(methods)
     if any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in ranks):
         raise ValueError(f"--ranks: ranks must be integers >= 1, got {ranks}")

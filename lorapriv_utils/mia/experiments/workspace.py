@@ -185,6 +185,7 @@ class Workspace:
             autocast_dtype=self.autocast,
             accelerator=self.accelerator,
             a_seed=a_seed,
+            recipe=json.loads(self.engine.peft_config) if self.engine.peft_config and method == "lora" else None,
         )
 
     def provenance(self, spec: dict, start: float) -> dict:

@@ -10,6 +10,7 @@ and no pre-training.
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import asdict, replace
 
 from ...provenance import package_versions
@@ -63,6 +64,12 @@ def base_spec(engine: EngineScale) -> dict:
             "context": engine.model.block_size,
             "numerics": numerics("gguf-dequantisation"),
             "dequantiser": package_versions(("gguf",)),  # transformers' loader reads the file through it
+        }
+    if engine.model.folder:  # a user's own model: its files' digest, not where they lie
+        return {
+            "folder_sha256": engine.model.folder_sha256,
+            "family": engine.model.family,
+            "context": engine.model.block_size,
         }
     if engine.model.hub_id:
         return {
@@ -123,6 +130,8 @@ def method_numerics(method: str, *extra: str) -> dict[str, int]:
 
 def method_settings(engine: EngineScale, method: str, dp: DPConfig | None = None) -> dict:
     """The settings a method reads from the engine record (DP-SGD's, row scaling's), only for that method."""
+    if method == "lora" and engine.peft_config is not None:  # a user's LoRA recipe (--peft-config)
+        return {"peft_config": json.loads(engine.peft_config)}
     field = methods.get(method).settings
     if field is None:
         return {}
