@@ -15,6 +15,7 @@ from conftest import registered
 
 from lorapriv_utils import ledger, store
 from lorapriv_utils.chapters import a6_membership as a6
+from lorapriv_utils.chapters.a6 import checks as a6_checks
 from lorapriv_utils.labels import CORPORA
 from lorapriv_utils.mia.engine import models
 from lorapriv_utils.numbers import display_table
@@ -187,10 +188,10 @@ def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monk
     assert failed(summary, stricter) == ["PTB, r=16: AUC at least 0.03 below adapter's"]  # 87.21 against 84.87
     stricter = dataclasses.replace(a6.PRE_RUN, vs_full=a6.CONSIDERABLE_FULL + 0.01)
     assert failed(summary, stricter) == ["PTB, r=16: AUC at least 0.09 below full's"]  # 93.45 against 84.87
-    monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN - 0.01)
+    monkeypatch.setattr(a6_checks, "SLIGHT_GAIN", a6.SLIGHT_GAIN - 0.01)
     assert failed(summary) == ["Enron: the AUC drop from full to adapter is at most 0.07 ('a slight improvement')"]
-    monkeypatch.setattr(a6, "SLIGHT_GAIN", a6.SLIGHT_GAIN + 0.01)
-    monkeypatch.setattr(a6, "SLIGHT", a6.SLIGHT - 0.05)
+    monkeypatch.setattr(a6_checks, "SLIGHT_GAIN", a6.SLIGHT_GAIN + 0.01)
+    monkeypatch.setattr(a6_checks, "SLIGHT", a6.SLIGHT - 0.05)
     assert failed(summary) == ["PTB, r=8: PPL at most 1.2 times full's (a slight drop)"]  # 34.21 / 28.21
 
 
@@ -264,7 +265,7 @@ def test_the_frozen_embedding_control_is_quoted_and_checked_where_a_scale_ran_it
 def test_base_perplexities_come_from_verified_records(tmp_path, monkeypatch):
     from lorapriv_utils.store import seal
 
-    monkeypatch.setattr(a6, "results_dir", lambda scale: tmp_path / scale.name)
+    monkeypatch.setattr(a6_checks, "results_dir", lambda scale: tmp_path / scale.name)
     folder = tmp_path / a6.PRETRAINED / "frontier" / "enron"
     folder.mkdir(parents=True)
     record = {"manifest": {}, "dataset": "enron", "seed": 0, "checkpoints": [{"validation_perplexity": 53.6}]}
