@@ -30,8 +30,11 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from lorapriv_utils.ledger import (
+    CHECK_COLUMNS,
     STATUSES,
     LedgerRow,
+    check_rows,
+    evidence_counts,
     load_ledger,
     load_register,
     outcome_counts,
@@ -49,6 +52,11 @@ class claim_status_node(nodes.Inline, nodes.Element):
 
 class claim_numbers_node(nodes.Inline, nodes.Element):
     """A claim's summary of numbers and note."""
+
+
+class claim_checks_node(nodes.General, nodes.Element):
+    """A claim's checks as a folded table (``ledger.check_rows``: check, role, number, interval, threshold,
+    outcome); nothing for a claim not tested."""
 
 
 class claim_chapter_node(nodes.Inline, nodes.Element):
@@ -143,6 +151,24 @@ def _folded(summary: str, *children: nodes.Node) -> list[nodes.Node]:
     ]
 
 
+def _folded_block(summary: str, *children: nodes.Node) -> list[nodes.Node]:
+    """Block ``children`` (a table) folded behind ``summary``, for a table cell (``_folded`` holds inline ones)."""
+    return [
+        nodes.raw("", f"<details><summary>{summary}</summary>", format="html"),
+        *children,
+        nodes.raw("", "</details>", format="html"),
+    ]
+
+
+def _entry(*blocks: nodes.Node | list[nodes.Node]) -> nodes.entry:
+    """A table cell of several blocks: each a node (a paragraph, a table) or a list of inline nodes (one
+    paragraph)."""
+    entry = nodes.entry()
+    for block in blocks:
+        entry += nodes.paragraph("", "", *block) if isinstance(block, list) else block
+    return entry
+
+
 def _table(
     headers: list[str],
     widths: list[int],
@@ -170,7 +196,9 @@ def _table(
     for k, (anchor, cells) in enumerate(rows):
         row = nodes.row(ids=[anchor] if anchor else [], **(row_data[k] if row_data else {}))
         for j, cell in enumerate(cells):
-            if isinstance(cell, list) and cell and isinstance(cell[0], nodes.raw):
+            if isinstance(cell, nodes.entry):
+                entry = cell
+            elif isinstance(cell, list) and cell and isinstance(cell[0], nodes.raw):
                 entry = nodes.entry()
                 entry += cell
             else:
@@ -200,6 +228,18 @@ class ClaimsLedgerDirective(_LedgerDirective):
         self.env.lorapriv_ledger_table_docs = pages
         rows, data = [], []
         for entry in load_register(_ledger_folder(self.env.app)):
+            # where the claim is (the paper's place, the chapter, the scale and model) in one column, and its evidence
+            # in another: a short summary, then its checks as a table and the chapter's note, each folded
+            where = _entry(
+                [nodes.Text(f"paper {entry.paper}, {entry.where}")],
+                [claim_chapter_node(key=entry.chapter)],
+                nodes.paragraph("", "", claim_scale_node(claim_id=entry.claim_id), classes=["lorapriv-scale"]),
+            )
+            evidence = _entry(
+                [claim_numbers_node(claim_id=entry.claim_id, counts=True)],
+                claim_checks_node(claim_id=entry.claim_id),
+                claim_numbers_node(claim_id=entry.claim_id, note=True),
+            )
             rows.append(
                 (
                     nodes.make_id("claim-" + entry.claim_id),
@@ -207,20 +247,20 @@ class ClaimsLedgerDirective(_LedgerDirective):
                         [nodes.literal(text=entry.claim_id)],
                         claim_status_node(claim_id=entry.claim_id, link=False, plan=True),
                         self.statement(entry.statement),
-                        [nodes.Text(f"paper {entry.paper}, {entry.where}")],
-                        claim_chapter_node(key=entry.chapter),
-                        claim_scale_node(claim_id=entry.claim_id),
-                        _folded("numbers", claim_numbers_node(claim_id=entry.claim_id)),
+                        where,
+                        evidence,
                     ],
                 )
             )
             data.append({"lorapriv_claim": entry.claim_id, "classes": [f"paper-{entry.paper}"]})
         scales = nodes.paragraph(classes=["lorapriv-scales"])
-        scales += nodes.Text("Scales (a claim's Scale cell names the model its chapter trains, where it trains one): ")
+        scales += nodes.Text(
+            "Scales (a claim's Where cell names the scale and model its chapter trains, where it trains one): "
+        )
         scales += nodes.Text("; ".join(f"{name}, {s.engine.model.describe()}" for name, s in SCALES.items()) + ".")
-        headers = ["Claim", "Verdict", "Statement (our words)", "Where", "Chapter", "Scale (model)", "Numbers"]
-        columns = ["claim", "verdict", "statement", "where", "chapter", "scale", "numbers"]
-        table = _table(headers, [8, 7, 30, 12, 13, 7, 23], rows, ["lorapriv-ledger"], columns, data)
+        headers = ["Claim", "Verdict", "Statement (our words)", "Where (paper, chapter, scale)", "Evidence"]
+        columns = ["claim", "verdict", "statement", "where", "evidence"]
+        table = _table(headers, [9, 12, 33, 17, 29], rows, ["lorapriv-ledger"], columns, data)
         return [ledger_tally_node(), scales, table]
 
 
@@ -338,7 +378,8 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
             logger.warning("claims ledger: chapter %r is not in the book", node["key"], location=fromdocname)
             return nodes.Text(node["key"])
         title = app.env.titles[doc].astext() if doc in app.env.titles else doc
-        return nodes.reference("", title, internal=True, refuri=app.builder.get_relative_uri(fromdocname, doc))
+        uri = app.builder.get_relative_uri(fromdocname, doc)
+        return nodes.reference("", title, internal=True, refuri=uri, classes=["lorapriv-chapter-link"])
     row = rows.get(node["claim_id"])
     if row is None:
         logger.warning("unknown claim id %r (not in ledger/claims.yml)", node["claim_id"], location=node)
@@ -355,6 +396,33 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
         cell += nodes.abbreviation(name, name, explanation=f"where a model is trained: {scale.engine.model.describe()}")
         cell += nodes.inline("", f" {scale.engine.model.short_name()}", classes=["lorapriv-model"])
         return cell
+    if isinstance(node, claim_checks_node):
+        if row.result is None:  # the summary says why
+            return []
+        headers = [column.capitalize() for column in CHECK_COLUMNS]
+        table_rows = [
+            (
+                "",
+                [
+                    [nodes.Text(readable(values[column]))]
+                    if column != "outcome"
+                    else [nodes.inline(text=values[column], classes=[f"check-{values[column]}"])]
+                    for column in CHECK_COLUMNS
+                ],
+            )
+            for values in check_rows(row.result.checks)
+        ]
+        return _folded_block("the checks", _table(headers, [34, 8, 12, 18, 12, 10], table_rows, ["lorapriv-checks"]))
+    if isinstance(node, claim_numbers_node) and node.get("counts"):  # the ledger's one line of evidence
+        if row.result is None:
+            return nodes.Text(readable(row.entry.untestable or "not tested yet"))
+        return nodes.Text(evidence_counts(row.result.checks))
+    if isinstance(node, claim_numbers_node) and node.get("note"):  # the chapter's summary and note, folded
+        if row.result is None:
+            return []
+        text = row.result.summary or outcome_counts(row.result.evidence, "evidence checks")
+        text += ". " + row.result.note if row.result.note else ""
+        return _folded_block("the numbers", nodes.paragraph("", readable(text)))
     if isinstance(node, claim_numbers_node):
         if row.result is None:
             return nodes.Text(readable(row.entry.untestable or "not tested yet"))
@@ -430,7 +498,14 @@ def _ledger_rows(app: Sphinx, fromdocname: str) -> dict[str, LedgerRow]:
 
 
 def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
-    kinds = (claim_status_node, claim_numbers_node, claim_chapter_node, claim_scale_node, ledger_tally_node)
+    kinds = (
+        claim_status_node,
+        claim_numbers_node,
+        claim_checks_node,
+        claim_chapter_node,
+        claim_scale_node,
+        ledger_tally_node,
+    )
     groups = list(doctree.findall(claims_by_status_node))
     if not groups and not any(True for kind in kinds for _ in doctree.findall(kind)):
         return
@@ -450,6 +525,7 @@ def setup(app: Sphinx) -> dict:
     for node in (
         claim_status_node,
         claim_numbers_node,
+        claim_checks_node,
         claim_chapter_node,
         claim_scale_node,
         ledger_tally_node,

@@ -1,12 +1,12 @@
 // The claims ledger's filters: by paper, chapter and verdict (rows carry paper-*, status-* classes and a chapter
-// cell), with a count of the rows shown.  Jupyter Book loads every script of _static on every page; this one acts
+// link in their Where cell), with a count of the rows shown.  Jupyter Book loads every script of _static on every page; this one acts
 // only where the ledger table is.
 document.addEventListener("DOMContentLoaded", () => {
   const table = document.querySelector("table.lorapriv-ledger");
   if (!table) { return; }
   const rows = Array.from(table.querySelectorAll("tbody tr"));
   const value = (row, prefix) => (Array.from(row.classList).find(c => c.startsWith(prefix)) || "").slice(prefix.length);
-  const chapter = row => (row.querySelector("td.col-chapter") || {}).textContent.trim();
+  const chapter = row => ((row.querySelector("td.col-where .lorapriv-chapter-link") || {}).textContent || "").trim();
   const facets = [
     ["Paper", row => value(row, "paper-")],
     ["Chapter", chapter],

@@ -255,6 +255,48 @@ def outcome_counts(checks: list[Check], noun: str = "") -> str:
     return text + (f", {unresolved} unresolved" if unresolved else "")
 
 
+CHECK_COLUMNS = ("check", "role", "number", "interval", "threshold", "outcome")
+
+
+def _figure(value: float) -> str:
+    """A check's number as the ledger shows it: four significant digits."""
+    return f"{value:.4g}"
+
+
+def evidence_counts(checks: list[Check]) -> str:
+    """A claim's evidence in one line, by role, with the outcomes its verdict reads (:func:`check_rows`):
+    'core: 13 of 18 pass, 5 fail; caveats: 2 of 3 pass, 1 unresolved'."""
+    rows = [row for row in check_rows(checks) if row["role"] in EVIDENCE_ROLES]
+    parts = []
+    for role, label in (("core", "core"), ("caveat", "caveats")):
+        outcomes = [row["outcome"] for row in rows if row["role"] == role]
+        if outcomes:
+            others = {"fail": outcomes.count("fails"), "unresolved": outcomes.count("unresolved")}
+            extra = "".join(f", {n} {word}" for word, n in others.items() if n)
+            parts.append(f"{label}: {outcomes.count('passes')} of {len(outcomes)} pass{extra}")
+    return "; ".join(parts) or "no evidence checks"
+
+
+def check_rows(checks: list[Check]) -> list[dict[str, str]]:
+    """A claim's checks as the rows of a table (:data:`CHECK_COLUMNS`): the check, its role, the number measured,
+    its 95% interval where it is an estimate, the paper's value or the threshold it is compared with, and its
+    outcome as the verdict reads it (decided under Holm where the claim's core checks carry p-values); core checks
+    first, then caveats, then the rest."""
+    family = family_outcomes([c for c in checks if c.is_evidence])
+    ordered = sorted(checks, key=lambda c: ROLES.index(c.role))  # core, caveat, then the instruments
+    return [
+        {
+            "check": c.name,
+            "role": c.role,
+            "number": _figure(c.measured),
+            "interval": "" if c.interval is None else f"[{_figure(c.interval[0])}, {_figure(c.interval[1])}]",
+            "threshold": _figure(c.reference),
+            "outcome": family.get(c.name, c.outcome),
+        }
+        for c in ordered
+    ]
+
+
 @dataclass
 class Reading:
     """A claim judged under another reasonable reading than its primary one (a sensitivity reading): ``name`` says

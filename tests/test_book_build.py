@@ -187,14 +187,24 @@ def test_the_ledger_directive_renders_rows_that_link_to_their_chapter(tmp_path, 
     # the ledger's row: its id and verdict first, its paper and verdict as classes (the filters), numbers folded
     def ledger_row(anchor: str) -> str:
         before, after = html.split(f'id="{anchor}"')
-        return before.rsplit("<tr", 1)[1] + after.split("</tr>")[0]
+        return before.rsplit("<tr", 1)[1] + after.split("\n</td>\n</tr>")[0]  # a row's end, not a nested table's
 
     row = ledger_row("claim-t-1")
     assert 'class="paper-B status-qualified row-even"' in row and row.index("col-claim") < row.index("col-verdict")
     assert "<code" in row.split("col-claim")[1].split("</td>")[0] and ">T-1<" in row
-    assert "<details><summary>numbers</summary>" in row and "2 vs 2" in row.split("<details>")[1]
-    assert ">cpu-pretrained</abbr>" in row and "SmolLM2" in row.split("col-scale")[1]
-    assert "paper-A status-pending" in ledger_row("claim-t-3")
+    # its evidence: the outcomes counted by role, then its checks as a table (check, role, number, interval,
+    # threshold, outcome) and the chapter's numbers, each folded
+    evidence = row.split("col-evidence")[1]
+    assert "core: 1 of 1 pass; caveats: 0 of 1 pass, 1 fail" in evidence.split("<details>")[0]
+    assert "<details><summary>the checks</summary>" in evidence
+    assert "2 vs 2" in evidence.split("<details><summary>the numbers</summary>")[1]
+    checks = evidence.split('class="lorapriv-checks')[1].split("</table>")[0]
+    assert ">Threshold<" in checks and ">approx<" in checks and ">caveat<" in checks
+    assert '<span class="check-fails">fails</span>' in checks and '<span class="check-passes">passes</span>' in checks
+    where = row.split("col-where")[1]
+    assert ">cpu-pretrained</abbr>" in where and "SmolLM2" in where and "lorapriv-chapter-link" in where
+    pending = ledger_row("claim-t-3")
+    assert "paper-A status-pending" in pending and "not tested yet" in pending and "the checks" not in pending
     assert "trains one): cpu-small, a 2-layer GPT-2 of width 64 (235,264 parameters)" in html
     qualified, fails = html.split('id="qualified"')[1].split('id="fails"')
     assert "two equals" in qualified and "None at present." in fails

@@ -67,6 +67,16 @@ PROBLEMS = {
         "<td class='col-claim'>X-1</td><td class='col-verdict'>holds</td></tr></tbody></table></article>",
         "1 claims-ledger rows whose claim or verdict cannot be read at 390 px: claim-x",
     ),
+    # a ledger whose evidence column lies beyond its own box on a desktop (the reader would scroll sideways to it);
+    # a nested table of checks is not a ledger row
+    "ledger-columns": (
+        "<article><table class='lorapriv-ledger' style='display: block; overflow-x: auto; width: 600px'><thead><tr>"
+        "<th style='min-width: 500px'>Claim</th><th style='min-width: 500px'>Evidence</th></tr></thead><tbody>"
+        "<tr id='claim-y'><td class='col-claim'>Y-1</td><td class='col-verdict'>holds"
+        "<table class='lorapriv-checks'><tbody><tr><td>a check</td></tr></tbody></table></td></tr></tbody></table>"
+        "</article>",
+        "claims-ledger columns off the table's box at 1366 px: Evidence",
+    ),
 }
 REDIRECT = '<!DOCTYPE html><html><head><meta http-equiv="Refresh" content="0; url={}" /></head></html>'
 SCROLLING_TABLE = (

@@ -371,3 +371,41 @@ def test_a_sensitivity_reading_keeps_its_derived_verdict_and_shows_where_it_move
         _claim([resolved], readings=[same, same])
     with pytest.raises(ValueError, match="follow 'under'"):
         ledger.Reading("", [resolved])
+
+
+def test_a_claim_s_checks_read_as_table_rows_with_the_outcome_the_verdict_uses():
+    """Evidence first, numbers to four significant digits, the interval where there is one, and the outcome under
+    Holm where the core checks carry p-values: a check whose own interval is resolved can be unresolved in its
+    family."""
+    Check = ledger.Check
+    checks = [
+        Check("identity", 1.0, 1.0, True, "", role="identity"),
+        Check("a", 0.123456, 0.02, True, "", interval=(0.05, 0.2), p_values=(0.06, 1.0)),
+        Check("b", 0.5, 0.02, True, "", interval=(0.3, 0.7), p_values=(0.001, 1.0)),
+        Check("c", 0.01, 0.02, False, "", role="caveat"),
+    ]
+    rows = ledger.check_rows(checks)
+    assert [r["check"] for r in rows] == ["a", "b", "c", "identity"]
+    assert rows[0] == {
+        "check": "a",
+        "role": "core",
+        "number": "0.1235",
+        "interval": "[0.05, 0.2]",
+        "threshold": "0.02",
+        "outcome": "unresolved",  # its own interval passes it; Holm does not (0.06 > 0.05 at the second step)
+    }
+    assert checks[1].outcome == "passes"  # "a" alone
+    assert rows[1]["outcome"] == "passes" and rows[2]["outcome"] == "fails"
+    assert rows[3]["interval"] == "" and tuple(rows[0]) == ledger.CHECK_COLUMNS
+
+
+def test_a_claim_s_evidence_counts_its_outcomes_by_role():
+    Check = ledger.Check
+    checks = [
+        Check("a", 0.1, 0.02, True, "", interval=(0.05, 0.2), p_values=(0.06, 1.0)),
+        Check("b", 0.5, 0.02, True, "", interval=(0.3, 0.7), p_values=(0.001, 1.0)),
+        Check("c", 0.01, 0.02, False, "", role="caveat"),
+        Check("d", 1.0, 1.0, True, "", role="identity"),
+    ]
+    assert ledger.evidence_counts(checks) == "core: 1 of 2 pass, 1 unresolved; caveats: 0 of 1 pass, 1 fail"
+    assert ledger.evidence_counts(checks[3:]) == "no evidence checks"

@@ -5,7 +5,8 @@ work offline), internal links to a missing page or anchor, Markdown table syntax
 text, a raw Python dict printed as a result, a missing or malformed Binder link (or any Colab link) on
 notebook pages, content wider than a phone's screen (the page itself must never scroll
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
-id or verdict is off a phone's screen, verdict badges that name no claim, and notebook tables that
+id or verdict is off a phone's screen, claims-ledger columns a desktop reader would have to scroll to,
+verdict badges that name no claim, and notebook tables that
 show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words, and, on the landing page, an
 answer box or tally of verdicts that does not end on a phone's first screen.
 
@@ -104,11 +105,21 @@ LEDGER_PROBE = """
     const r = el.getBoundingClientRect();
     return r.width === 0 || r.left < 0 || r.right > width + 1;
   };
-  return Array.from(document.querySelectorAll('table.lorapriv-ledger tbody tr'))
+  return Array.from(document.querySelectorAll('table.lorapriv-ledger > tbody > tr'))
     .filter(tr => !tr.hidden)
     .filter(tr => unreadable(tr.querySelector('td.col-claim')) || unreadable(tr.querySelector('td.col-verdict')))
     .map(tr => tr.id || tr.textContent.trim().slice(0, 30));
 }
+"""
+
+
+# Runs in the page at desktop width: the claims ledger's columns that lie beyond its box (a reader would have to
+# scroll the table sideways to see them), by header.
+LEDGER_COLUMNS_PROBE = """
+() => Array.from(document.querySelectorAll('table.lorapriv-ledger > thead th')).filter(th => {
+  const box = th.closest('table').getBoundingClientRect();
+  return th.getBoundingClientRect().right > box.right + 1;
+}).map(th => th.textContent.trim())
 """
 
 
@@ -298,8 +309,14 @@ def check_site(root: Path, chromium: str) -> list[str]:
                         found.append(f"HTTP {resp.status} for {resp.url}") if resp.status >= 400 else None
                     ),
                 )
+                page.set_viewport_size(DESKTOP)
                 page.goto(url, wait_until="load")
                 probe = page.evaluate(PAGE_PROBE)
+                hidden = page.evaluate(LEDGER_COLUMNS_PROBE)
+                if hidden:
+                    found.append(
+                        f"claims-ledger columns off the table's box at {DESKTOP['width']} px: {', '.join(hidden)}"
+                    )
                 anonymous = page.evaluate(BADGE_PROBE)
                 if anonymous:
                     found.append(f"{len(anonymous)} verdict badges name no claim: {', '.join(anonymous[:3])}")
