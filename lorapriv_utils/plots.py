@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib as mpl
@@ -48,50 +49,59 @@ def _tex_number(x: float) -> str:
     return f"10^{{{round(k)}}}" if math.isfinite(k) and abs(k - round(k)) < 1e-12 else f"{x:g}"
 
 
-# One colour per method across the book, no two alike: Okabe and Ito's colour-blind-safe palette, with Tol's wine for
-# the eighth; full fine-tuning's variant in full's orange family; LoRA's ranks in one blue hue, lighter for smaller
-# ranks.
-METHOD_COLOURS = {
-    "full": "#D55E00",
-    "frozenemb": "#E69F00",
-    "adapter": "#000000",
-    "adaptersgd": "#666666",
-    "flora": "#882255",
-    "lorafa": "#009E73",
-    "lorafixed": "#999999",
-    "dpsgd": "#CC79A7",
-    "rowscale": "#56B4E9",
+@dataclass(frozen=True)
+class Look:
+    """How one method's variant is drawn in every figure of the book: its colour, line style and marker."""
+
+    colour: str
+    ls: str = "-"
+    marker: str = "o"
+
+
+# The book's palette, one row per method (LoRA: per rank): Okabe and Ito's colour-blind-safe colours, with Tol's wine
+# for the eighth; full fine-tuning's variant in full's orange family; LoRA's ranks in one blue hue, lighter for
+# smaller ranks, and also told apart by line style and marker, so that r = 8 and r = 16 (Okabe-Ito's blue, Tol's
+# indigo) differ at a glance and in grey.  Every method solid with a round marker but LoRA's ranks.
+PALETTE = {
+    "full": Look("#D55E00"),
+    "frozenemb": Look("#E69F00"),
+    "adapter": Look("#000000"),
+    "adaptersgd": Look("#666666"),
+    "flora": Look("#882255"),
+    "lorafa": Look("#009E73"),
+    "lorafixed": Look("#999999"),
+    "dpsgd": Look("#CC79A7"),
+    "rowscale": Look("#56B4E9"),
+    "lora": Look("#2171B5"),  # a LoRA variant without a rank, or of a rank not listed
+    "lora-r1": Look("#9ECAE1", ":", "v"),
+    "lora-r2": Look("#6BAED6", ":", "^"),
+    "lora-r4": Look("#4292C6", "-.", "D"),
+    "lora-r8": Look("#0072B2", "-", "o"),
+    "lora-r16": Look("#332288", "--", "s"),
+    "lora-r32": Look("#08306B", "-.", "P"),
+    "lora-r64": Look("#041A3C", ":", "X"),
 }
-LORA_BLUES = {1: "#9ECAE1", 2: "#6BAED6", 4: "#4292C6", 8: "#0072B2", 16: "#332288", 32: "#08306B", 64: "#041A3C"}
-# LoRA's ranks also differ in line style and marker, so that r = 8 and r = 16 (Okabe-Ito's blue, Tol's indigo) are
-# told apart at a glance and in grey: one table, read by every figure that draws a method (:func:`method_style`)
-LORA_STYLES = {
-    1: (":", "v"),
-    2: (":", "^"),
-    4: ("-.", "D"),
-    8: ("-", "o"),
-    16: ("--", "s"),
-    32: ("-.", "P"),
-    64: (":", "X"),
-}
+
+
+def method_look(variant: str) -> Look:
+    """The :data:`PALETTE` row of a method's variant name (``full``, ``lora-r8``, ``dpsgd-r8-z1``...)."""
+    method, *rest = variant.split("-")
+    if method == "lora":
+        return PALETTE.get(f"lora-{rest[0]}", PALETTE["lora"]) if rest else PALETTE["lora"]
+    if method not in PALETTE:
+        raise KeyError(f"no colour for method {method!r}; add it to plots.PALETTE")
+    return PALETTE[method]
 
 
 def method_style(variant: str) -> dict[str, str]:
-    """The book's colour, line style and marker of a method's variant (:func:`method_colour`; LoRA's ranks from
-    :data:`LORA_STYLES`, every other method solid with a round marker), as keyword arguments of ``plot``."""
-    method, *rest = variant.split("-")
-    ls, marker = LORA_STYLES.get(int(rest[0][1:]), ("-", "o")) if method == "lora" and rest else ("-", "o")
-    return {"color": method_colour(variant), "ls": ls, "marker": marker}
+    """The book's colour, line style and marker of a method's variant, as keyword arguments of ``plot``."""
+    look = method_look(variant)
+    return {"color": look.colour, "ls": look.ls, "marker": look.marker}
 
 
 def method_colour(variant: str) -> str:
     """The book's colour of a method's variant name (``full``, ``lora-r8``, ``dpsgd-r8-z1``...)."""
-    method, *rest = variant.split("-")
-    if method == "lora":
-        return LORA_BLUES.get(int(rest[0][1:]), "#2171B5") if rest else "#2171B5"
-    if method not in METHOD_COLOURS:
-        raise KeyError(f"no colour for method {method!r}; add it to plots.METHOD_COLOURS")
-    return METHOD_COLOURS[method]
+    return method_look(variant).colour
 
 
 def _log_ticks(axis, low: float, high: float) -> None:

@@ -570,7 +570,7 @@ def test_the_chapters_figures_draw_from_small_inputs():
     assert r8["ls"] != r16["ls"] and r8["marker"] != r16["marker"]
     assert plots.method_style("full") == {"color": plots.method_colour("full"), "ls": "-", "marker": "o"}
     assert figs[0].get_figwidth() <= 6.5  # drawn about as wide as a page shows it, panels stacked
-    colours = [*plots.METHOD_COLOURS.values(), *plots.LORA_BLUES.values()]
+    colours = [look.colour for look in plots.PALETTE.values()]
     assert len(set(colours)) == len(colours)  # no two methods, nor two ranks, share a colour
     with pytest.raises(KeyError, match="no colour for method 'nothing'"):
         plots.method_colour("nothing-r8")
