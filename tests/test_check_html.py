@@ -19,11 +19,11 @@ pytestmark = [
 ]
 
 GOOD = """<!doctype html><html><head><title>ok</title><link rel="icon" href="data:,"></head><body>
-<h1 id="top">Fine</h1><a href="other.html#here">other</a><a href="#top">top</a>
+<h1 id="top">Fine</h1><p>AUC 0.75</p><a href="other.html#here">other</a><a href="#top">top</a>
 <a href="https://example.org/">external links are not followed</a></body></html>"""
 OTHER = (
     '<!doctype html><html><head><link rel="icon" href="data:,"></head>'
-    '<body><p id="here">here</p><a href="index.html">back</a></body></html>'
+    '<body><p id="here">here, 0.5</p><a href="index.html">back</a></body></html>'
 )
 
 
@@ -67,6 +67,11 @@ PROBLEMS = {
         "<td class='col-claim'>X-1</td><td class='col-verdict'>holds</td></tr></tbody></table></article>",
         "1 claims-ledger rows whose claim or verdict cannot be read at 390 px: claim-x",
     ),
+    # words only on a phone's first screen, the page's first number far below it
+    "unnumbered": (
+        "<article><p>Words, and words.</p><p style='margin-top: 2000px'>0.25</p></article>",
+        "no number on the first phone screen",
+    ),
     # a ledger whose evidence column lies beyond its own box on a desktop (the reader would scroll sideways to it);
     # a nested table of checks is not a ledger row
     "ledger-columns": (
@@ -80,7 +85,7 @@ PROBLEMS = {
 }
 REDIRECT = '<!DOCTYPE html><html><head><meta http-equiv="Refresh" content="0; url={}" /></head></html>'
 SCROLLING_TABLE = (
-    "<article><div style='overflow-x: auto; max-width: 100%'><table style='width: 1200px'><tr><td>x</td></tr>"
+    "<article><div style='overflow-x: auto; max-width: 100%'><table style='width: 1200px'><tr><td>0.5</td></tr>"
     "</table></div></article>"
 )
 

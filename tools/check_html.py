@@ -5,10 +5,11 @@ work offline), internal links to a missing page or anchor, Markdown table syntax
 text, a raw Python dict printed as a result, a missing or malformed Binder link (or any Colab link) on
 notebook pages, content wider than a phone's screen (the page itself must never scroll
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
-id or verdict is off a phone's screen, claims-ledger columns a desktop reader would have to scroll to,
-verdict badges that name no claim, and notebook tables that
-show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words, and, on the landing page, an
-answer box or tally of verdicts that does not end on a phone's first screen.
+id or verdict is off a phone's screen, claims-ledger columns a desktop reader would have to
+scroll to, a page whose first phone screen shows no number, verdict badges that name no claim,
+notebook tables that show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words,
+and, on the landing page, an answer box or tally of verdicts that does not end on a phone's
+first screen.
 
 Usage: python tools/check_html.py _build/html [--chromium /usr/bin/chromium] [--screenshots DIR]
 Exit status 0 when every page is clean, 1 otherwise (each problem is printed).
@@ -163,6 +164,26 @@ ANSWER_PROBE = """
           words: count(box) - count(title)};
 }
 """
+
+
+# Runs in the page at phone width, scrolled to its top: the text a reader sees on the first screen of the page's
+# article.  A page that reports results shows a number there (a decimal, a percentage or a number of two digits or
+# more; a section's single digit does not count).
+FIRST_SCREEN_PROBE = """
+() => {
+  const height = window.innerHeight;
+  const article = document.querySelector('article') || document.body;
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  let text = '';
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const box = node.parentElement && node.parentElement.getBoundingClientRect();
+    if (box && box.width > 0 && box.bottom > 0 && box.top < height) { text += ' ' + node.textContent; }
+  }
+  return text;
+}
+"""
+NUMBER = re.compile(r"\d[.,]\d|\d\s?%|\b\d{2,}\b")
+NO_NUMBER_NEEDED = {"genindex.html", "search.html"}  # Sphinx's generated index and search pages
 
 
 def answer_problems(probe: dict, height: int, landing: bool) -> list[str]:
@@ -327,6 +348,8 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 page.wait_for_timeout(100)
                 overflow = page.evaluate(OVERFLOW_PROBE)
                 page.evaluate("window.scrollTo(0, 0)")
+                if rel not in NO_NUMBER_NEEDED and not NUMBER.search(page.evaluate(FIRST_SCREEN_PROBE)):
+                    found.append(f"no number on the first phone screen ({PHONE['width']} x {PHONE['height']} px)")
                 landing = rel == SCREENSHOT_PAGES["landing"]
                 found += answer_problems(page.evaluate(ANSWER_PROBE), PHONE["height"], landing)
                 unreadable = page.evaluate(LEDGER_PROBE)
