@@ -128,15 +128,27 @@ class Table:
         self.caption = caption
 
     def _repr_html_(self) -> str:
+        """The table in a figure: its caption above, outside the box in which a wide table scrolls (so that it is
+        never cut), and, with a caption, an id to cite it by (:func:`table_id`)."""
         html = self.frame.to_html(index=False, border=0, classes="lorapriv-table")
+        box = f'<div class="lorapriv-table-scroll">\n{html}\n</div>'
         if not self.caption:
-            return html
-        head, rest = html.split(">", 1)  # the caption is the table's first child
-        return f"{head}>\n  <caption>{escape(self.caption)}</caption>{rest}"
+            return f'<figure class="lorapriv-table">\n{box}\n</figure>'
+        return (
+            f'<figure class="lorapriv-table" id="{table_id(self.caption)}">\n'
+            f"<figcaption>{escape(self.caption)}</figcaption>\n{box}\n</figure>"
+        )
 
     def __repr__(self) -> str:
         text = self.frame.to_string(index=False)
         return f"{self.caption}\n{text}" if self.caption else text
+
+
+def table_id(caption: str, words: int = 8) -> str:
+    """A table's anchor, from the first ``words`` words of its caption: ``table-`` and their letters and digits,
+    lower case, joined by hyphens ("Table 1 of paper A beside ..." -> ``table-table-1-of-paper-a-beside-...``)."""
+    kept = ["".join(ch for ch in word.lower() if ch.isalnum()) for word in caption.split()[:words]]
+    return "table-" + "-".join(word for word in kept if word)
 
 
 def interval_columns(columns: list, name) -> tuple:

@@ -72,6 +72,19 @@ PROBLEMS = {
         "<article><p>Words, and words.</p><p style='margin-top: 2000px'>0.25</p></article>",
         "no number on the first phone screen",
     ),
+    # a table as wide as three screens in its scrolling box: its caption, inside it, is cut at either width
+    "caption": (
+        "<article><p>0.5</p><div style='overflow-x: auto; max-width: 100%'><table><caption>"
+        + "a caption as wide as the table " * 12
+        + "</caption><tbody><tr><td style='min-width: 3000px'>0.5</td></tr></tbody></table></div></article>",
+        "a table's caption is cut: a caption as wide as the table",
+    ),
+    # a first column of words wider than a screen: the first number lies beyond it
+    "number": (
+        "<article><p>0.5</p><div style='overflow-x: auto; max-width: 100%'><table><tbody><tr>"
+        "<td style='min-width: 1500px'>a method</td><td>0.5</td></tr></tbody></table></div></article>",
+        "a table's first number is off the screen: a method",
+    ),
     # a ledger whose evidence column lies beyond its own box on a desktop (the reader would scroll sideways to it);
     # a nested table of checks is not a ledger row
     "ledger-columns": (

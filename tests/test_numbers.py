@@ -96,7 +96,14 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
     assert numbers.header("ratio_to_8r") == "ratio to 8r" and numbers.header("m") == "m"
     captioned = numbers.display_table(pd.DataFrame({"x": [1.0]}), caption="Table 2 <of> one row")
     html = captioned._repr_html_()
-    assert html.startswith('<table class="dataframe lorapriv-table">\n  <caption>Table 2 &lt;of&gt; one')
+    # the caption above the table, outside the box in which a wide table scrolls, and an id to cite it by
+    assert html.startswith('<figure class="lorapriv-table" id="table-table-2-of-one-row">\n<figcaption>Table 2 &lt;of')
+    assert html.index("</figcaption>") < html.index('<div class="lorapriv-table-scroll">') < html.index("<table")
+    assert numbers.table_id("Eq. 24's AUC, r = 8: (mean) over seeds 0-1 and all the texts") == (
+        "table-eq-24s-auc-r-8-mean-over"  # "=" has no letter or digit: it counts, and is left out
+    )
+    plain = numbers.display_table(pd.DataFrame({"x": [1.0]}))._repr_html_()
+    assert "<figcaption>" not in plain and " id=" not in plain.split("<table")[0]
     assert repr(captioned).splitlines()[0] == "Table 2 <of> one row"
 
 

@@ -6,7 +6,8 @@ text, a raw Python dict printed as a result, a missing or malformed Binder link 
 notebook pages, content wider than a phone's screen (the page itself must never scroll
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
 id or verdict is off a phone's screen, claims-ledger columns a desktop reader would have to
-scroll to, a page whose first phone screen shows no number, verdict badges that name no claim,
+scroll to, a page whose first phone screen shows no number, a table whose caption is cut or (on the
+book's own pages) whose first number is off the screen (at either width), verdict badges that name no claim,
 notebook tables that show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words,
 and, on the landing page, an answer box or tally of verdicts that does not end on a phone's
 first screen.
@@ -162,6 +163,44 @@ ANSWER_PROBE = """
   return {box: box ? box.getBoundingClientRect().bottom + window.scrollY : null,
           tally: tally ? tally.getBoundingClientRect().bottom + window.scrollY : null,
           words: count(box) - count(title)};
+}
+"""
+
+
+# Runs in the page (at each width): the tables whose caption is cut, and (``numbers``: on the book's own pages, whose
+# tables a reader is meant to read there; a notebook page's wide tables may scroll in their box) those whose first
+# number a reader cannot see without scrolling a box sideways.  A number is a cell that starts with one; a table of
+# text alone, or one hidden in a closed fold, is not judged.  A caption is the table's own <caption> or the
+# <figcaption> of the figure that holds it.
+TABLE_PROBE = """
+(numbers) => {
+  const width = document.documentElement.clientWidth;
+  const shown = el => {  // whether el's text lies where a reader sees it without scrolling: the screen less its boxes
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    const r = range.getBoundingClientRect();
+    let left = Math.max(0, r.left), right = Math.min(width, r.right);
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(a).overflowX)) {
+        const box = a.getBoundingClientRect();
+        left = Math.max(left, box.left);
+        right = Math.min(right, box.right);
+      }
+    }
+    return r.left >= left - 1 && r.right <= right + 1;
+  };
+  const out = [];
+  for (const table of document.querySelectorAll('article table')) {
+    if (table.getBoundingClientRect().width === 0 || table.closest('table.lorapriv-ledger')) { continue; }
+    const figure = table.closest('figure');
+    const caption = table.querySelector(':scope > caption') || (figure && figure.querySelector(':scope > figcaption'));
+    const name = (caption || table).textContent.trim().replace(/\\s+/g, ' ').slice(0, 50);
+    if (caption && !shown(caption)) { out.push(`a table's caption is cut: ${name}`); }
+    const number = td => /^[-+\u2212]?[.]?\\d/.test(td.textContent.trim());
+    const cell = Array.from(table.querySelectorAll('tbody td')).find(number);
+    if (numbers && cell && !shown(cell)) { out.push(`a table's first number is off the screen: ${name}`); }
+  }
+  return out;
 }
 """
 
@@ -333,6 +372,8 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 page.set_viewport_size(DESKTOP)
                 page.goto(url, wait_until="load")
                 probe = page.evaluate(PAGE_PROBE)
+                numbers = rel.startswith("book/") or "/" not in rel  # the book's pages (not the notebooks')
+                found += [f"{message} ({DESKTOP['width']} px)" for message in page.evaluate(TABLE_PROBE, numbers)]
                 hidden = page.evaluate(LEDGER_COLUMNS_PROBE)
                 if hidden:
                     found.append(
@@ -347,6 +388,7 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 page.set_viewport_size(PHONE)
                 page.wait_for_timeout(100)
                 overflow = page.evaluate(OVERFLOW_PROBE)
+                found += [f"{message} ({PHONE['width']} px)" for message in page.evaluate(TABLE_PROBE, numbers)]
                 page.evaluate("window.scrollTo(0, 0)")
                 if rel not in NO_NUMBER_NEEDED and not NUMBER.search(page.evaluate(FIRST_SCREEN_PROBE)):
                     found.append(f"no number on the first phone screen ({PHONE['width']} x {PHONE['height']} px)")
