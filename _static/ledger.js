@@ -4,7 +4,7 @@
 document.addEventListener("DOMContentLoaded", () => {
   const table = document.querySelector("table.lorapriv-ledger");
   if (!table) { return; }
-  const rows = Array.from(table.querySelectorAll("tbody tr"));
+  const rows = Array.from(table.querySelectorAll(":scope > tbody > tr"));  // the claims, not their checks
   const value = (row, prefix) => (Array.from(row.classList).find(c => c.startsWith(prefix)) || "").slice(prefix.length);
   const chapter = row => ((row.querySelector("td.col-where .lorapriv-chapter-link") || {}).textContent || "").trim();
   const facets = [

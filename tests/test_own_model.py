@@ -46,11 +46,16 @@ def test_the_engine_s_families_are_the_ones_the_checks_know():
 
 @pytest.mark.slow
 def test_a_tiny_local_model_runs_through_the_grid_with_its_own_recipe(own, tmp_path, monkeypatch, capsys):
-    folder, config, corpus = own
+    folder, config, corpus_file = own
     monkeypatch.setitem(SCALES, "cpu-small", SCALE)
-    argv = ["run", "--model", str(folder), "--peft-config", str(config), "--data", str(corpus), "--out", str(tmp_path)]
+    argv = ["run", "--model", str(folder), "--peft-config", str(config), "--data", str(corpus_file)]
+    argv += ["--out", str(tmp_path)]
     assert cli.main([*argv, "--no-progress", "--threads", "1"]) == 0
-    path = tmp_path / "cpu-small+my-model+lora" / "notes" / "lora-r2-s0.json"
+    # the scale's folder names the model and the recipe, the corpus's its file, each with a digest of its content
+    model_part = f"my-model-{recipe.folder_digest(folder)[:8]}"
+    recipe_part = f"lora-{recipe.recipe_digest(recipe.read_peft_config(config))}"
+    corpus = f"notes-{recipe.file_digest(corpus_file)}"
+    path = tmp_path / f"cpu-small+{model_part}+{recipe_part}" / corpus / "lora-r2-s0.json"
     record = store.read_record(path, "cell")
     spec = record["manifest"]["spec"]
     assert spec["base"] == {"folder_sha256": recipe.folder_digest(folder), "family": "llama", "context": 12}
@@ -75,8 +80,12 @@ def _fails(argv, capsys) -> str:
     return err
 
 
-def test_bad_models_recipes_and_corpora_are_one_line_before_torch(own, tmp_path, capsys):
+def test_bad_models_recipes_and_corpora_are_one_line_before_torch(own, tmp_path, capsys, monkeypatch):
     folder, config, corpus = own
+    # the default scale's windows (64 tokens) are longer than the tiny model's context (12)
+    err = _fails(["run", "--model", str(folder)], capsys)
+    assert "its context is 12 tokens, shorter than the scale's windows of 64" in err
+    monkeypatch.setitem(SCALES, "cpu-small", SCALE)
     bert = tmp_path / "bert"
     bert.mkdir()
     (bert / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertModel"]}))
@@ -98,6 +107,16 @@ def test_bad_models_recipes_and_corpora_are_one_line_before_torch(own, tmp_path,
     named.write_text(corpus.read_text())
     assert "rename the file" in _fails(["run", "--data", str(named)], capsys)
     assert "needs --revision" in _fails(["run", "--model", "someone/their-model"], capsys)
+    assert "a local folder, which has no revision" in _fails(["run", "--model", str(folder), "--revision", "a"], capsys)
+    text = tmp_path / "notes.txt"
+    text.write_text("one text")
+    assert "give a .jsonl or .csv file" in _fails(["run", "--data", str(text)], capsys)
+    # a recipe trains method lora: another LoRA-type method would train the engine's own LoRA under its name
+    err = _fails(["run", "--peft-config", str(config), "--methods", "lora,flora"], capsys)
+    assert "a LoRA recipe trains method lora, and flora would not follow it" in err
+    assert "and no lora would not follow it" in _fails(
+        ["run", "--peft-config", str(config), "--methods", "full"], capsys
+    )
     code = (
         "import sys; from lorapriv_utils.mia import cli\n"
         f"try:\n    cli.main(['run', '--model', {str(bert)!r}])\nexcept SystemExit:\n    pass\n"
@@ -116,6 +135,33 @@ def test_target_modules_the_model_lacks_are_one_line(own, tmp_path, monkeypatch,
     err = _fails([*argv, "--no-progress"], capsys)
     assert "target_modules c_attn match no module of the model; its linear layers are named" in err
     assert "q_proj" in err
+
+
+def test_peft_s_own_adapter_config_is_read_and_two_recipes_lie_apart(tmp_path):
+    """The file PEFT writes (every setting it knows, most at an empty default) is read; a setting that changes what
+    is trained is refused; two recipes of one file name get folders of their own."""
+    from peft import LoraConfig
+
+    LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]).save_pretrained(tmp_path / "a")
+    read = recipe.read_peft_config(tmp_path / "a" / "adapter_config.json")
+    assert read["r"] == 4 and read["target_modules"] == ["q_proj", "v_proj"]
+    LoraConfig(r=4, lora_alpha=16, target_modules=["q_proj", "v_proj"]).save_pretrained(tmp_path / "b")
+    other = recipe.read_peft_config(tmp_path / "b" / "adapter_config.json")
+    assert recipe.recipe_digest(read) != recipe.recipe_digest(other)
+    LoraConfig(r=4, target_modules=["q_proj"], use_dora=True).save_pretrained(tmp_path / "c")
+    with pytest.raises(ValueError, match="use_dora not supported"):
+        recipe.read_peft_config(tmp_path / "c" / "adapter_config.json")
+
+
+def test_a_file_given_as_data_folder_never_replaces_a_built_in_corpus(own):
+    from lorapriv_utils.mia.engine import data
+
+    _, _, corpus_file = own
+    assert (
+        data.load_corpus("ptb", data_dir=corpus_file).provenance
+        != data.load_corpus("x", data_dir=corpus_file).provenance
+    )
+    assert data.load_corpus("x", data_dir=corpus_file).provenance["source"] == "local file notes.jsonl"
 
 
 def test_a_recipe_is_read_as_plain_sorted_data(tmp_path):

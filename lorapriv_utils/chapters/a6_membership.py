@@ -15,7 +15,8 @@ The chapter's code lies in :mod:`lorapriv_utils.chapters.a6`, one module per sub
 and paper A's Table 1), ``table1`` (the grid as frames), ``frontier`` (matched utility, the rank sweep),
 ``intervals`` (Table 1's comparisons with intervals), ``projection`` (the fixed-A control), ``checks`` (the checks
 and readings of Table 1's claims), ``verdicts`` (the claims), ``quoted`` (the numbers the prose quotes) and ``roc``
-(ROC curves and LiRA).  This module gathers them under the chapter's one name.
+(ROC curves and LiRA).  This module gathers them under the chapter's one name; a setting is read, and so patched
+(in a test), in the sub-topic module that uses it, not here.
 """
 
 from __future__ import annotations

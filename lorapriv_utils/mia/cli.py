@@ -131,44 +131,57 @@ def _own_arguments(run: argparse.ArgumentParser) -> None:
         "--peft-config",
         type=Path,
         default=None,
-        help="a PEFT LoRA config (adapter_config.json): method lora trains this recipe (its r is the rank)",
+        help="a PEFT LoRA config (adapter_config.json): method lora trains this recipe (its r is the rank; "
+        "the methods default to lora)",
     )
     own.add_argument("--data", type=Path, default=None, help="a JSONL or CSV file of texts (field 'text') to audit")
 
 
 def own_scale(args: argparse.Namespace, scale):
-    """``scale`` with the user's own model and LoRA recipe (``--model``, ``--peft-config``), named after them so
-    that their records lie apart; the datasets (``--data``), methods and ranks they imply are set on ``args``."""
+    """``scale`` with the user's own model and LoRA recipe (``--model``, ``--peft-config``), named after them, each
+    with a digest of what it is, so that the records of two models, recipes or corpora never share a folder; the
+    datasets (``--data``), methods and ranks they imply are set on ``args``."""
     from dataclasses import replace
 
     from .engine import recipe
 
-    model = None
+    model, parts = None, []
     if args.revision is not None and args.model is None:
         raise ValueError("--revision: it pins a hub --model; give --model too")
     if args.model is not None:
-        if Path(args.model).expanduser().exists() or args.revision is None and "/" not in args.model:
+        local = Path(args.model).expanduser().exists() or args.revision is None and "/" not in args.model
+        if local and args.revision is not None:
+            raise ValueError(f"--revision: --model {args.model} is a local folder, which has no revision; drop it")
+        if local:
             model = recipe.model_folder_spec(args.model, scale.engine.model.block_size)
+            parts.append(f"{Path(model.folder).name}-{model.folder_sha256[:8]}")
         else:
             if args.revision is None:
                 raise ValueError(
                     f"--model {args.model}: a hub model needs --revision COMMIT, so that a record names its weights"
                 )
             model = hub_model_spec(args.model, args.revision, scale.engine.model.block_size)
+            parts.append(f"{Path(args.model).name}-{args.revision[:8]}")
     lora = None if args.peft_config is None else recipe.read_peft_config(args.peft_config)
     if lora is not None:
         if args.methods == ",".join(grid.DEFAULT_METHODS):  # not given: the recipe's own method
             args.methods = "lora"
+        methods = grid.parse_list("--methods", args.methods, grid.METHODS)
+        others = [m for m in methods if m in grid.RANKED and m != "lora"]
+        if others or "lora" not in methods:
+            raise ValueError(
+                f"--peft-config: a LoRA recipe trains method lora, and {', '.join(others) or 'no lora'} would not "
+                "follow it; give --methods lora (and full or adapter beside it, if you like)"
+            )
         if args.ranks is not None and grid.parse_ints("--ranks", args.ranks, 1) != [lora["r"]]:
             raise ValueError(f"--ranks {args.ranks}: the --peft-config sets r = {lora['r']}; drop --ranks")
         args.ranks = str(lora["r"])
+        parts.append(f"{Path(args.peft_config).stem}-{recipe.recipe_digest(lora)}")
     if args.data is not None:
         if args.datasets is not None:
             raise ValueError("--data names the corpus: drop --datasets")
-        args.datasets = recipe.data_file_name(args.data)
+        args.datasets = f"{recipe.data_file_name(args.data)}-{recipe.file_digest(args.data)}"
         args.data_dir = str(args.data.expanduser().resolve())
-    parts = [] if model is None else [Path(model.folder or model.hub_id).name]
-    parts += [] if lora is None else [Path(args.peft_config).stem]
     if not parts:
         return scale
     return replace(scale, name="+".join([scale.name, *parts]), engine=recipe.own_engine(scale.engine, model, lora))
@@ -186,9 +199,14 @@ def hub_model_spec(hub_id: str, revision: str, context: int):
 
     data.check_hub_reachable(needed_for=f"--model {hub_id}")
     with tempfile.TemporaryDirectory() as scratch:
-        config = json.loads(
-            Path(hf_hub_download(hub_id, "config.json", revision=revision, cache_dir=scratch)).read_text()
-        )
+        try:
+            path = hf_hub_download(hub_id, "config.json", revision=revision, cache_dir=scratch)
+            config = json.loads(Path(path).read_text(encoding="utf-8"))
+        except Exception as err:  # the hub's errors come in many types (not found, gated, no such revision)
+            raise ValueError(
+                f"--model {hub_id} --revision {revision}: its config.json could not be read from the hub "
+                f"({type(err).__name__}); check the id, the revision and your access"
+            ) from None
     return replace(recipe.config_spec(config, context, f"--model {hub_id}"), hub_id=hub_id, hub_revision=revision)
 
 

@@ -316,8 +316,8 @@ def load_corpus(
     name: str, data_dir: Path | str | None = None, hub: bool = False, seed: int = 0, synthetic_count: int = 4000
 ) -> Corpus:
     """One corpus by name; see the module docstring for the sources.  A ``data_dir`` that is a file is a user's
-    own corpus (``--data``), named ``name``."""
-    if data_dir is not None and Path(data_dir).is_file():
+    own corpus (``--data``) under a ``name`` that is none of the built-in ones (which never read it)."""
+    if data_dir is not None and Path(data_dir).is_file() and name not in DATASETS:
         return load_file(name, Path(data_dir))
     check_name(name)
     if hub:

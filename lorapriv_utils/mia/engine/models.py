@@ -81,6 +81,9 @@ def _key(spec: ModelSpec, seed: int, corpus: list[str]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+OFFLINE_TOKENIZER = ("gpt2", "openai-community/gpt2")  # GPT-2 117M, whose BPE files ship offline (tokenization)
+
+
 def load_hub_model(
     hub_id: str, revision: str | None = None, family: str = "gpt2"
 ) -> tuple[torch.nn.Module, PreTrainedTokenizerFast]:
@@ -91,10 +94,10 @@ def load_hub_model(
     check_hub_reachable()  # one attempt and one line, not transformers' retries
     try:
         model = families.get(family).from_pretrained(hub_id, revision=revision, use_safetensors=True)
-        if family != "gpt2":
+        if hub_id not in OFFLINE_TOKENIZER:  # a user's model, or another family's: the repository's own tokenizer
             from transformers import AutoTokenizer
 
-            return model, AutoTokenizer.from_pretrained(hub_id, revision=revision)
+            return model, AutoTokenizer.from_pretrained(hub_id, revision=revision, trust_remote_code=False)
     except Exception as err:  # network and hub errors come in many types; report one clear line
         raise ConnectionError(
             f"could not load {hub_id!r} from the Hugging Face hub ({type(err).__name__}); the "
@@ -112,10 +115,21 @@ def load_folder_model(spec: ModelSpec) -> tuple[torch.nn.Module, PreTrainedToken
 
     check_folder_unchanged(spec)
     folder = Path(spec.folder)
-    model = families.get(spec.family).from_pretrained(folder, use_safetensors=True, local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    try:
+        model = families.get(spec.family).from_pretrained(
+            folder, use_safetensors=True, local_files_only=True, trust_remote_code=False
+        )
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, trust_remote_code=False)
+    except (OSError, ValueError) as err:  # an adapter's weights only, shards without their index, no tokenizer
+        raise ValueError(
+            f"--model {folder}: transformers cannot load it ({type(err).__name__}: {str(err).splitlines()[0][:160]})"
+        ) from None
     if tokenizer.eos_token_id is None:
         raise ValueError(f"--model {folder}: its tokenizer has no end-of-text token, which closes every text here")
+    if len(tokenizer) > model.config.vocab_size:
+        raise ValueError(
+            f"--model {folder}: its tokenizer has {len(tokenizer)} tokens, its model embeds {model.config.vocab_size}"
+        )
     return model, tokenizer, {"source": f"local folder {folder}", "sha256": spec.folder_sha256}
 
 

@@ -33,24 +33,22 @@ TOKENIZER_FILES = (
 )
 LORA_KEYS = ("r", "lora_alpha", "lora_dropout", "target_modules", "bias", "use_rslora")
 # keys PEFT writes that do not change what is trained here (the base model is the one --model names)
-IGNORED_KEYS = ("peft_type", "task_type", "base_model_name_or_path", "revision", "inference_mode", "auto_mapping")
-DEFAULTS = {  # a key left at PEFT's default is no refusal
+IGNORED_KEYS = (
+    "peft_type",
+    "task_type",
+    "base_model_name_or_path",
+    "revision",
+    "inference_mode",
+    "auto_mapping",
+    "peft_version",
+)
+# PEFT's defaults that are not empty; any other setting PEFT writes (use_dora, rank_pattern, layers_to_transform,
+# exclude_modules, ...) is honoured here only at an empty value (None, False, {}, [], ""), which is PEFT's default
+DEFAULTS = {
     "init_lora_weights": True,
     "fan_in_fan_out": False,
-    "use_dora": False,
-    "modules_to_save": None,
-    "layers_to_transform": None,
-    "layers_pattern": None,
-    "rank_pattern": {},
-    "alpha_pattern": {},
-    "megatron_config": None,
     "megatron_core": "megatron.core",
-    "loftq_config": {},
-    "layer_replication": None,
-    "exclude_modules": None,
-    "lora_bias": False,
-    "use_qalora": False,
-    "target_parameters": None,
+    "qalora_group_size": 16,
 }
 DATASET_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
@@ -68,8 +66,18 @@ def folder_digest(folder: Path) -> str:
 
 
 def _model_files(folder: Path) -> list[Path]:
-    names = {"config.json", "generation_config.json", *TOKENIZER_FILES}
+    names = {"config.json", "generation_config.json", "added_tokens.json", *TOKENIZER_FILES}
     return [p for p in folder.iterdir() if p.is_file() and (p.name in names or p.suffix == ".safetensors")]
+
+
+def recipe_digest(recipe: dict) -> str:
+    """A short digest of a recipe, which names its records' folder apart from another recipe's."""
+    return hashlib.sha256(recipe_text(recipe).encode()).hexdigest()[:8]
+
+
+def file_digest(path: str | Path) -> str:
+    """A short digest of a file's content (a corpus), which names its records' folder apart from another's."""
+    return hashlib.sha256(Path(path).expanduser().read_bytes()).hexdigest()[:8]
 
 
 def model_folder_spec(folder: str | Path, context: int) -> ModelSpec:
@@ -112,6 +120,12 @@ def config_spec(config: dict, context: int, where: str) -> ModelSpec:
             f"{where}: architecture {model_type!r} is not one the engine adapts ({', '.join(FAMILIES)}); "
             "add a Family for it in lorapriv_utils/mia/engine/families.py"
         )
+    window = config.get("n_positions") or config.get("max_position_embeddings")
+    if window is not None and window < context:
+        raise ValueError(
+            f"{where}: its context is {window} tokens, shorter than the scale's windows of {context}; "
+            "give another --scale or a model with a longer context"
+        )
     try:
         if model_type == "gpt2":
             shape = {"n_layer": config["n_layer"], "n_embd": config["n_embd"], "n_head": config["n_head"]}
@@ -153,7 +167,10 @@ def read_peft_config(path: str | Path) -> dict:
     unknown = sorted(
         key
         for key, value in given.items()
-        if key not in LORA_KEYS and key not in IGNORED_KEYS and (key not in DEFAULTS or value != DEFAULTS[key])
+        if key not in LORA_KEYS
+        and key not in IGNORED_KEYS
+        and value not in (None, False, {}, [], "")
+        and (key not in DEFAULTS or value != DEFAULTS[key])
     )
     if unknown:
         raise ValueError(
@@ -177,13 +194,21 @@ def read_peft_config(path: str | Path) -> dict:
     bias = given.get("bias", "none")
     if bias not in ("none", "all", "lora_only"):
         raise ValueError(f"{where}: bias must be none, all or lora_only, got {bias!r}")
+    rslora = given.get("use_rslora", False)
+    if not isinstance(rslora, bool):
+        raise ValueError(f"{where}: use_rslora must be true or false, got {rslora!r}")
+    if any("*" in t or "." in t or "\\" in t for t in targets):
+        raise ValueError(
+            f"{where}: target_modules {', '.join(targets)}: give the projections' own names (q_proj, c_attn), "
+            "not paths or patterns"
+        )
     return {
         "r": rank,
         "lora_alpha": alpha,
         "lora_dropout": float(dropout),
         "target_modules": sorted(set(targets)),
         "bias": bias,
-        "use_rslora": bool(given.get("use_rslora", False)),
+        "use_rslora": rslora,
     }
 
 
@@ -199,6 +224,10 @@ def data_file_name(path: str | Path) -> str:
     path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"--data {path}: no such file; give a JSONL or CSV file with a text field")
+    if path.suffix not in (".jsonl", ".csv"):
+        raise ValueError(
+            f"--data {path}: give a .jsonl or .csv file (field 'text'), not a {path.suffix or 'bare'} file"
+        )
     name = path.stem
     if not DATASET_NAME.match(name) or name in DATASETS:
         raise ValueError(

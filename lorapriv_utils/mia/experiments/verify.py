@@ -84,6 +84,11 @@ def recompute_cell(path, data_dir=None, out: Path | None = None, progress: bool 
     record = read_record(path, "cell", with_arrays=True)[0]  # a declared store refuses an altered or foreign record
     manifest = record["manifest"]
     cell = Cell(**manifest["cell"])
+    if "+" in manifest["config"]["scale"]:  # a user's own model or recipe (run --model / --peft-config)
+        raise ValueError(
+            f"{path}: a record of your own model or recipe ({manifest['config']['scale']}); verify recomputes the "
+            "book's records: rerun its run command into another --out and compare"
+        )
     scale = get_scale(manifest["config"]["scale"])
     own = {k: v for k, v in (manifest["config"].get("overrides") or {}).items() if v is not None}
     overrides = Overrides(
