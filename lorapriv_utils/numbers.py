@@ -144,9 +144,10 @@ class Table:
         return f"{self.caption}\n{text}" if self.caption else text
 
 
-def table_id(caption: str, words: int = 8) -> str:
+def table_id(caption: str, words: int = 12) -> str:
     """A table's anchor, from the first ``words`` words of its caption: ``table-`` and their letters and digits,
-    lower case, joined by hyphens ("Table 1 of paper A beside ..." -> ``table-table-1-of-paper-a-beside-...``)."""
+    lower case, joined by hyphens ("Table 1 of paper A beside ..." -> ``table-table-1-of-paper-a-beside-...``).
+    Captions on one page differ within their first words (the browser check fails a page with two equal ids)."""
     kept = ["".join(ch for ch in word.lower() if ch.isalnum()) for word in caption.split()[:words]]
     return "table-" + "-".join(word for word in kept if word)
 

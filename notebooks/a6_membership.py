@@ -475,7 +475,7 @@ display_table(
 # %%
 projection = a6.projection_table(a6.load_projection(scale), scale)
 display_table(
-    a6.projection_display(projection), caption="LoRA-FA r = 8 with a random A against a fixed A, default scale."
+    a6.projection_display(projection), caption="The default scale: LoRA-FA r = 8 with a random A against a fixed A."
 )
 
 # %% [markdown]

@@ -75,7 +75,8 @@ display_table(
 # %%
 for claim in claims:
     print(f"{claim.claim_id}: {claim.verdict}")
-    display(display_table(a7.failed_checks(claim), caption="Up to three checks of each part that do not pass."))
+    caption = f"{claim.claim_id}: up to three checks of each part that do not pass."
+    display(display_table(a7.failed_checks(claim), caption=caption))
 
 # %% [markdown]
 # ## Verdicts

@@ -67,6 +67,8 @@ PROBLEMS = {
         "<td class='col-claim'>X-1</td><td class='col-verdict'>holds</td></tr></tbody></table></article>",
         "1 claims-ledger rows whose claim or verdict cannot be read at 390 px: claim-x",
     ),
+    # two tables captioned alike: one anchor for two
+    "twice": ("<article><p id='t-1'>0.5</p><p id='t-1'>0.6</p></article>", "two elements share the id 't-1'"),
     # words only on a phone's first screen, the page's first number far below it
     "unnumbered": (
         "<article><p>Words, and words.</p><p style='margin-top: 2000px'>0.25</p></article>",

@@ -99,7 +99,7 @@ def test_a_displayed_table_has_no_row_index_and_readable_headers():
     # the caption above the table, outside the box in which a wide table scrolls, and an id to cite it by
     assert html.startswith('<figure class="lorapriv-table" id="table-table-2-of-one-row">\n<figcaption>Table 2 &lt;of')
     assert html.index("</figcaption>") < html.index('<div class="lorapriv-table-scroll">') < html.index("<table")
-    assert numbers.table_id("Eq. 24's AUC, r = 8: (mean) over seeds 0-1 and all the texts") == (
+    assert numbers.table_id("Eq. 24's AUC, r = 8: (mean) over seeds 0-1 and all the texts", words=8) == (
         "table-eq-24s-auc-r-8-mean-over"  # "=" has no letter or digit: it counts, and is left out
     )
     plain = numbers.display_table(pd.DataFrame({"x": [1.0]}))._repr_html_()

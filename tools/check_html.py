@@ -7,7 +7,8 @@ notebook pages, content wider than a phone's screen (the page itself must never 
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
 id or verdict is off a phone's screen, claims-ledger columns a desktop reader would have to
 scroll to, a page whose first phone screen shows no number, a table whose caption is cut or (on the
-book's own pages) whose first number is off the screen (at either width), verdict badges that name no claim,
+book's own pages) whose first number is off the screen (at either width), two elements with one
+id, verdict badges that name no claim,
 notebook tables that show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words,
 and, on the landing page, an answer box or tally of verdicts that does not end on a phone's
 first screen.
@@ -70,7 +71,9 @@ async () => {
   const launch = Array.from(document.querySelectorAll('a[href*="mybinder.org"], a[href*="colab.research.google.com"]'))
     .map(a => a.href);
   const notebook = !!document.querySelector('.cell_output, div.cell');
-  return {unrendered, merrors, images, links, markdown, dicts, launch, notebook,
+  const ids = Array.from(document.querySelectorAll('[id]')).map(el => el.id);
+  const twice = ids.filter((id, k) => ids.indexOf(id) !== k).slice(0, 3);
+  return {unrendered, merrors, images, links, markdown, dicts, launch, notebook, twice,
           mathjax: !!(window.MathJax && MathJax.startup)};
 }
 """
@@ -404,6 +407,10 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 if overflow is not None:
                     found.append(f"wider than a phone screen ({PHONE['width']} px): {'; '.join(overflow) or 'page'}")
                 found += [f"Markdown table syntax shown as text: {t!r}" for t in probe["markdown"]]
+                found += [
+                    f"two elements share the id {name!r} (a link to it cannot tell them apart)"
+                    for name in probe["twice"]
+                ]
                 found += [f"raw Python dict printed as a result: {t!r}" for t in probe["dicts"]]
                 if probe["notebook"]:
                     found += launch_problems(probe["launch"])
