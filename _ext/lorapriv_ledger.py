@@ -497,15 +497,19 @@ def _ledger_rows(app: Sphinx, fromdocname: str) -> dict[str, LedgerRow]:
     return rows
 
 
+# the nodes that the resolve step replaces by what the ledger holds; with the two that hold them, every node added
+RESOLVED = (
+    claim_status_node,
+    claim_numbers_node,
+    claim_checks_node,
+    claim_chapter_node,
+    claim_scale_node,
+    ledger_tally_node,
+)
+
+
 def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
-    kinds = (
-        claim_status_node,
-        claim_numbers_node,
-        claim_checks_node,
-        claim_chapter_node,
-        claim_scale_node,
-        ledger_tally_node,
-    )
+    kinds = RESOLVED
     groups = list(doctree.findall(claims_by_status_node))
     if not groups and not any(True for kind in kinds for _ in doctree.findall(kind)):
         return
@@ -522,16 +526,7 @@ def _resolve(app: Sphinx, doctree: nodes.document, fromdocname: str) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    for node in (
-        claim_status_node,
-        claim_numbers_node,
-        claim_checks_node,
-        claim_chapter_node,
-        claim_scale_node,
-        ledger_tally_node,
-        claims_by_status_node,
-        claim_item_node,
-    ):
+    for node in (*RESOLVED, claims_by_status_node, claim_item_node):
         app.add_node(node)
     app.add_directive("claims-ledger", ClaimsLedgerDirective)
     app.add_directive("claims-table", ClaimsTableDirective)
