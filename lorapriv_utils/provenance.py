@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -46,6 +47,14 @@ def git_commit() -> str:
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+@functools.cache
+def code_at_start() -> dict:
+    """The checkout's commit and whether its code was edited, as the first call in this process found them: a run
+    calls it when it starts, so that a record names the code its process loaded even when the checkout moves on
+    before the record is written (its ``git_commit`` is the checkout's at writing)."""
+    return {"commit": git_commit(), "dirty": git_dirty()}
 
 
 RESULTS_FOLDER = "results"  # written by the runs themselves: a rerun's own output does not make the code dirty

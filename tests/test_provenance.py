@@ -65,3 +65,17 @@ def test_git_dirty_ignores_the_results_folder(tmp_path):
     (tmp_path / "code.py").write_text("x = 2")
     assert provenance.git_dirty(tmp_path) is True
     assert provenance.git_dirty(tmp_path / "results") is True  # the whole checkout counts, wherever it is asked
+
+
+def test_a_run_names_the_code_it_started_with_beside_the_checkout_at_writing(monkeypatch):
+    """A record written after the checkout moved on (a commit made while a long run went on) names both: the
+    commit its process started from and the one the checkout was at when the record was written."""
+    from lorapriv_utils import provenance
+
+    provenance.code_at_start.cache_clear()
+    monkeypatch.setattr(provenance, "git_commit", lambda: "started")
+    monkeypatch.setattr(provenance, "git_dirty", lambda root=None: False)
+    assert provenance.code_at_start() == {"commit": "started", "dirty": False}
+    monkeypatch.setattr(provenance, "git_commit", lambda: "moved on")
+    assert provenance.code_at_start() == {"commit": "started", "dirty": False}  # the first call's, kept
+    provenance.code_at_start.cache_clear()

