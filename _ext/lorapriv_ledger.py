@@ -238,7 +238,7 @@ class ClaimsLedgerDirective(_LedgerDirective):
             evidence = _entry(
                 [claim_numbers_node(claim_id=entry.claim_id, counts=True)],
                 claim_checks_node(claim_id=entry.claim_id),
-                claim_numbers_node(claim_id=entry.claim_id, note=True),
+                claim_numbers_node(claim_id=entry.claim_id, folded=True),
             )
             rows.append(
                 (
@@ -413,24 +413,17 @@ def _fill(app: Sphinx, node: nodes.Element, rows: dict[str, LedgerRow], fromdocn
             for values in check_rows(row.result.checks)
         ]
         return _folded_block("the checks", _table(headers, [34, 8, 12, 18, 12, 10], table_rows, ["lorapriv-checks"]))
-    if isinstance(node, claim_numbers_node) and node.get("counts"):  # the ledger's one line of evidence
-        if row.result is None:
-            return nodes.Text(readable(row.entry.untestable or "not tested yet"))
-        return nodes.Text(evidence_counts(row.result.checks))
-    if isinstance(node, claim_numbers_node) and node.get("note"):  # the chapter's summary and note, folded
-        if row.result is None:
-            return []
-        text = row.result.summary or outcome_counts(row.result.evidence, "evidence checks")
-        text += ". " + row.result.note if row.result.note else ""
-        return _folded_block("the numbers", nodes.paragraph("", readable(text)))
     if isinstance(node, claim_numbers_node):
-        if row.result is None:
-            return nodes.Text(readable(row.entry.untestable or "not tested yet"))
-        evidence = row.result.evidence
-        text = row.result.summary or outcome_counts(evidence, "evidence checks")
-        if node.get("short") or not row.result.note:
-            return nodes.Text(readable(text))
-        return nodes.Text(readable(text + ". " + row.result.note))
+        if row.result is None:  # the register's reason; nothing to fold
+            return [] if node.get("folded") else nodes.Text(readable(row.entry.untestable or "not tested yet"))
+        if node.get("counts"):  # the ledger's one line of evidence
+            return nodes.Text(evidence_counts(row.result.checks))
+        text = row.result.summary or outcome_counts(row.result.evidence, "evidence checks")
+        if row.result.note and not node.get("short"):
+            text += ". " + row.result.note
+        if node.get("folded"):  # the ledger folds the chapter's summary and note
+            return _folded_block("the numbers", nodes.paragraph("", readable(text)))
+        return nodes.Text(readable(text))
     badge = _badge(row.status)
     moved = row.result.moved_by if row.result is not None else []
     if moved or node.get("plan") and row.result is not None and row.result.plan_version is not None:
