@@ -115,27 +115,112 @@ def _log_ticks(axis, low: float, high: float) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def _legend_outside(ax, **kw) -> None:
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, **kw)
+# The house rule for figure text (issue 60): no text renders below MIN_TEXT_PX CSS pixels where the book shows the
+# figure, on a phone's column as on a desktop's (wider).  PHONE_COLUMN_PX is a little under the narrowest column a
+# figure gets on a 390 px screen (336 px: a notebook's figure output in a toggle, measured by tools/check_html.py).
+# A figure shown in a column narrower than its own width is scaled down with its text, so text of s pt on a figure
+# W in wide renders at s / 72 * min(96, column / W) px (96 CSS px to the inch: an SVG; a PNG at DPI scales alike).
+# WIDTH and the style's sizes (11 pt and more) keep every figure inside the rule; save_figure and the inline PNGs
+# record the smallest text size so that the browser check can measure the rendered size on the built pages.
+WIDTH = 5.4
+PHONE_COLUMN_PX = 330
+MIN_TEXT_PX = 9.0
+CSS_PX_PER_IN = 96
+PAD_IN = 0.1  # savefig's pad around a tight bounding box, each side
+TEXT_RECORD = "lorapriv figure: smallest text {pt:g} pt"  # the record's form in the SVG's and the PNG's metadata
+_RECORD = re.compile(r"lorapriv figure: smallest text ([0-9.]+) pt")
 
 
-def _legend_below(fig, ax) -> None:
-    """``ax``'s legend below the whole figure, three entries a row at 10 pt, the panels laid out above it."""
-    handles, names = ax.get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0.3 * math.ceil(len(names) / 3) / fig.get_figheight(), 1, 1))
-    fig.legend(handles, names, loc="lower center", ncol=min(3, len(names)), frameon=False, fontsize=10)
+def smallest_text(fig) -> tuple[float, float]:
+    """``fig``'s smallest drawn text size (pt, of every visible non-empty text: mathtext scripts are drawn at 70%
+    of it) and its width as saved with a tight bounding box (in)."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()  # lays out the texts, also once a notebook has shown and closed the figure
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    width = fig.get_tightbbox().width + 2 * PAD_IN
+    return (min(sizes) if sizes else math.inf), width
+
+
+def rendered_text_px(text_pt: float, figure_in: float, column_px: float = PHONE_COLUMN_PX) -> float:
+    """CSS pixels of ``text_pt`` text on a figure ``figure_in`` wide, shown in a column ``column_px`` wide."""
+    return text_pt / 72 * min(CSS_PX_PER_IN, column_px / figure_in)
+
+
+def text_record(svg_or_png: bytes) -> float | None:
+    """The smallest text size (pt) a figure's file records (:data:`TEXT_RECORD`), or None where it records none."""
+    match = _RECORD.search(svg_or_png.decode("latin-1"))
+    return float(match.group(1)) if match else None
+
+
+def _checked(fig):
+    """``fig``, once its text is shown to render at MIN_TEXT_PX or more on a phone; inline PNGs record the size."""
+    pt, width = smallest_text(fig)
+    px = rendered_text_px(pt, width)
+    if px < MIN_TEXT_PX:
+        raise ValueError(
+            f"figure text of {pt:g} pt on a figure {width:.2f} in wide renders at {px:.1f} px on a phone "
+            f"({PHONE_COLUMN_PX} px column), below {MIN_TEXT_PX:g} px: draw it narrower or its text larger"
+        )
+    _record_inline_pngs()
+    return fig
+
+
+def png_bytes(fig) -> bytes:
+    """``fig`` as the PNG a notebook shows (tight bounding box, DPI), with its smallest text size recorded."""
+    buffer = io.BytesIO()
+    pt, _ = smallest_text(fig)
+    fig.savefig(buffer, format="png", bbox_inches="tight", metadata={"Description": TEXT_RECORD.format(pt=pt)})
+    return buffer.getvalue()
+
+
+def _record_inline_pngs() -> None:
+    """Show figures in a notebook through :func:`png_bytes`.  matplotlib's inline backend registers its own PNG
+    formatter when it loads, at a notebook's first figure, so this runs after each figure is made."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the notebooks' kernel
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["image/png"].for_type(plt.Figure, png_bytes)
+
+
+def _figure(height: float, width: float = WIDTH):
+    """A figure ``width`` (the book's) by ``height`` inches, laid out by constrained layout."""
+    return plt.figure(figsize=(width, height), layout="constrained")
+
+
+def _legend_below(fig, ax=None, ncol: int = 2, handles=None, labels=None) -> None:
+    """A legend below ``fig`` (a figure or a subfigure), at most ``ncol`` entries a row, fewer where its rows would
+    make the figure wider than WIDTH, of ``ax``'s lines or the given handles; an axes' own legend (seaborn draws one)
+    goes."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if ax is not None and ax.get_legend() is not None:
+        ax.get_legend().remove()
+    top = fig.figure  # the root figure, of a subfigure or of itself
+    for columns in range(min(ncol, len(labels)), 0, -1):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncol=columns, frameon=False)
+        top.draw_without_rendering()
+        if columns == 1 or top.get_tightbbox().width <= WIDTH + 0.05:
+            return
+        legend.remove()
 
 
 def save_figure(fig, name: str, root: Path | None = None) -> Path:
-    """Write ``fig`` to ``<book root>/book/figures/<name>.svg``, byte for byte the same on every run."""
+    """Write ``fig`` to ``<book root>/book/figures/<name>.svg``, byte for byte the same on every run, with its
+    smallest text size recorded in its metadata for the browser check."""
     from .ledger import ledger_dir
 
     if not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"figure name must be letters, digits, '_' or '-', got {name!r}")
     folder = (Path(root) if root else ledger_dir().parent) / FIGURES_DIR
+    pt, _ = smallest_text(fig)
     buffer = io.StringIO()
     with mpl.rc_context({"svg.hashsalt": "lorapriv", "svg.fonttype": "path"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        metadata = {"Date": None, "Description": TEXT_RECORD.format(pt=pt)}
+        fig.savefig(buffer, format="svg", metadata=metadata, bbox_inches="tight")
     path = folder / f"{name}.svg"
     atomic_write_text(path, stable_ids(buffer.getvalue()))
     return path
@@ -161,34 +246,35 @@ def zscore_plot(tables: dict[str, pd.DataFrame], z_max: float = 4.0):
     style()
     frame = pd.concat([t.assign(table=name)[["table", "z"]] for name, t in tables.items()], ignore_index=True)
     frame = frame[np.isfinite(frame["z"])]
-    fig, ax = plt.subplots(figsize=(7, 2.8))
+    fig = _figure(0.5 * len(tables) + 1.6)
+    ax = fig.subplots()
     ax.axvspan(-z_max, z_max, color="0.92", zorder=0)
     sns.stripplot(data=frame, x="z", y="table", ax=ax, jitter=False, size=5, alpha=0.6)
     ax.axvline(0, color="0.4", lw=1)
-    ax.set_xlabel(r"$z$ = (Monte Carlo $-$ exact value) / standard error")
+    ax.set_xlabel("$z$ = (Monte Carlo $-$ exact) / s.e.")
     ax.set_ylabel("")
     ax.set_xlim(-1.25 * z_max, 1.25 * z_max)
-    fig.tight_layout()
-    return fig
+    return _checked(fig)
 
 
 def ratio_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, reference: float = 1.0):
     """A ratio against a parameter on log-log axes, with the reference ratio drawn."""
     style()
-    fig, ax = plt.subplots(figsize=(6, 3.4))
+    fig = _figure(3.6)
+    ax = fig.subplots()
     ax.loglog(frame[x], frame[y], "o-", label="measured")
     ax.axhline(reference, color="0.3", ls="--", lw=1.2, label="paper's value")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    _legend_outside(ax)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def drift_plot(drift: pd.DataFrame):
     """Section 2: LoRA's distance from the frozen-A dynamics against eta L, with the (eta L)^2 reference."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig = _figure(4.8)
+    ax = fig.subplots()
     sns.scatterplot(data=drift, x="eta_L", y="drift", hue="problem", style="steps", ax=ax)
     x = np.logspace(np.log10(drift["eta_L"].min()), np.log10(drift["eta_L"].max()), 50)
     ax.plot(x, x**2, color="0.3", ls="--", lw=1.2, label=r"$(\eta L)^2$")
@@ -196,84 +282,88 @@ def drift_plot(drift: pd.DataFrame):
         xscale="log",
         yscale="log",
         xlabel=r"$\eta L$",
-        ylabel=r"$\|W_{\mathrm{LoRA}} - W_{\mathrm{frozen}}\| \,/\, \|W_{\mathrm{frozen}} - W_0\|$",
+        ylabel=r"$\|W_{\mathrm{LoRA}} - W_{\mathrm{fr}}\| \,/\, \|W_{\mathrm{fr}} - W_0\|$",
     )
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax, ncol=3)
+    return _checked(fig)
 
 
 def adversarial_plot(adv: pd.DataFrame):
     """Section 2: ||f_A(T)|| for rotating gradient sequences against Theorem 2.1's bound."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig = _figure(4.6)
+    ax = fig.subplots()
     for (angle, lr), part in adv.groupby(["angle", "lr"]):
         line = ax.plot(part["steps"], part["f_a_norm"], "o-", label=f"angle {angle}, $\\eta$ = {lr}")[0]
         ax.plot(part["steps"], part["f_a_bound"], ls=":", lw=1.5, color=line.get_color())
     ax.plot([], [], ls=":", lw=1.5, color="0.3", label="Theorem 2.1's bound")
     ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=r"$\|f_A(T)\|_2$")
     _ticks_at(ax.xaxis, adv["steps"])
-    _legend_outside(ax, fontsize=7)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def noise_histograms(samples: dict[str, np.ndarray], limit_pdf=None):
-    """Section 3: standardised histograms and normal QQ plots of noise samples."""
+    """Section 3: standardised histograms and normal QQ plots of noise samples, one row per sample."""
     from scipy import stats
 
     style()
-    fig, axes = plt.subplots(2, len(samples), figsize=(3.2 * len(samples), 5.6), squeeze=False)
+    fig = _figure(2.5 * len(samples) + 0.5)
+    axes = fig.subplots(len(samples), 2, squeeze=False)
     grid = np.linspace(-5, 5, 400)
     for k, (label, u) in enumerate(samples.items()):
         z = (u - u.mean()) / u.std()
-        ax = axes[0, k]
+        ax = axes[k, 0]
         ax.hist(z, bins=200, range=(-5, 5), density=True, histtype="stepfilled", color="0.75", label="samples")
         ax.plot(grid, stats.norm.pdf(grid), label=r"$\mathcal{N}(0, 1)$")
         if limit_pdf is not None and label in limit_pdf:
             ax.plot(grid, limit_pdf[label](grid), ls="--", label="exact law")
         ax.set(title=label, yscale="log", ylim=(1e-5, 1))
         probs = (np.arange(1, 200) - 0.5) / 199
-        axes[1, k].plot(stats.norm.ppf(probs), np.quantile(z, probs), ".")
-        axes[1, k].plot([-3, 3], [-3, 3], color="0.4", lw=1)
-        axes[1, k].set(xlabel="normal quantile", ylabel="sample quantile")
-    fig.tight_layout()
+        axes[k, 1].plot(stats.norm.ppf(probs), np.quantile(z, probs), ".")
+        axes[k, 1].plot([-3, 3], [-3, 3], color="0.4", lw=1)
+        axes[k, 1].set(title=f"{label}: QQ", ylabel="sample quantile")
+    axes[-1, 0].set_xlabel("standardised value")
+    axes[-1, 1].set_xlabel("normal quantile")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
-    return fig
+    fig.legend(handles, labels, loc="outside upper center", ncol=3, frameon=False)
+    return _checked(fig)
 
 
 def kurtosis_plot(kurt: pd.DataFrame):
     """Section 3: exact excess kurtosis of one noise element against m, per rank, with the 6/r limits."""
     style()
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig = _figure(4.2)
+    ax = fig.subplots()
     for r, part in kurt.groupby("r"):
         line = ax.plot(part["m"], part["excess_kurtosis"], "o-", label=f"$r$ = {r}")[0]
         ax.axhline(6 / r, color=line.get_color(), ls=":", lw=1.5)
     ax.plot([], [], ls=":", lw=1.5, color="0.3", label="limit $6/r$")
     ax.set(xscale="log", yscale="log", xlabel="input dimension $m$", ylabel="excess kurtosis of $u_i$")
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax, ncol=3)
+    return _checked(fig)
 
 
 def distance_plot(table: pd.DataFrame, limits: pd.DataFrame):
-    """Section 4: exact TV distance against m per rank, with eq. 46's bound; and the limit against r."""
+    """Section 4: exact TV distance against m per rank, with eq. 46's bound (top); the limit against r (bottom)."""
     style()
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+    fig = _figure(7.8)
+    top, bottom = fig.subfigures(2, 1, height_ratios=(1.15, 1))
+    ax = top.subplots()
     for r, part in table.groupby("r"):
         line = ax.plot(part["m"], part["tv"], "o-", label=f"$r$ = {r}")[0]
         ax.plot(part["m"], part["bound_eq46"], ls=":", lw=1.5, color=line.get_color())
     ax.plot([], [], ls=":", lw=1.5, color="0.3", label="eq. 46 bound")
     ax.set(xscale="log", yscale="log", xlabel="input dimension $m$", ylabel=r"TV to $\mathcal{N}(0, \|q\|^2/r)$")
-    _legend_outside(ax, fontsize=7)
+    _legend_below(top, ax, ncol=3)
+    ax2 = bottom.subplots()
     ax2.loglog(limits["r"], limits["tv_limit"], "o-", label=r"limit $m \to \infty$")
     ax2.loglog(
         limits["r"], limits["tv_limit"].iloc[0] / np.sqrt(limits["r"]), ls="--", lw=1.2, label="claimed $r^{-1/2}$"
     )
     ax2.set(xlabel="rank $r$", ylabel="TV")
-    _legend_outside(ax2, fontsize=8)
-    return fig
+    _legend_below(bottom, ax2)
+    return _checked(fig)
 
 
 RULE_LABELS = {**RULES, "lora_frozen_a": "frozen $A$ (eq. 9)"}  # labels.RULES, the matrix in mathtext
@@ -285,19 +375,20 @@ def rules_plot(rules: pd.DataFrame):
     long = rules.melt(
         id_vars=["problem", "r"], value_vars=list(RULE_LABELS), var_name="rule", value_name="loss"
     ).assign(rule=lambda f: f["rule"].map(RULE_LABELS), case=lambda f: f["problem"] + ", $r$ = " + f["r"].astype(str))
-    fig, ax = plt.subplots(figsize=(7.5, 0.45 * long["case"].nunique() + 1.2))
+    fig = _figure(0.45 * long["case"].nunique() + 2.2)
+    ax = fig.subplots()
     sns.stripplot(data=long, x="loss", y="case", hue="rule", ax=ax, jitter=False, size=7, marker="D", alpha=0.85)
     ax.set(xscale="log", xlabel="training loss after the longest run", ylabel="")
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def privacy_profile_plot(profile: pd.DataFrame):
     """Paper B, vector queries: delta(eps) of the noise-free Wishart mechanism (solid, Monte Carlo points)
     against the Gaussian mechanism with the same mean squared error (dashed), one colour per (d, r, rho)."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig = _figure(4.8)
+    ax = fig.subplots()
     for (d, r, rho), part in profile.groupby(["d", "r", "rho"]):
         line = ax.plot(part["eps"], part["delta"], "-", lw=1.8, label=f"$d$ = {d}, $r$ = {r}, $\\rho$ = {rho}")[0]
         ax.plot(part["eps"], part["gaussian_equal_mse"], "--", lw=1.2, color=line.get_color())
@@ -306,16 +397,16 @@ def privacy_profile_plot(profile: pd.DataFrame):
     ax.plot([], [], "--", color="0.3", label="Gaussian, same error")
     ax.plot([], [], "o", ms=3, color="0.3", label="Monte Carlo ($\\pm 2$ s.e.)")
     ax.set(yscale="log", xlabel=r"$\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def dp_map_plot(dpmap: pd.DataFrame, delta: float):
     """Paper B, vector queries: eps at a fixed delta against 1 - rho, one line per rank (solid: Wishart,
     dashed: Gaussian with the same error); ranks with no finite eps are marked at the top."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig = _figure(4.6)
+    ax = fig.subplots()
     finite_max = dpmap.loc[np.isfinite(dpmap["eps_wishart"]), "eps_wishart"].max()
     top = 2 * max(finite_max, dpmap["eps_gaussian_equal_mse"].max())
     for r, part in dpmap.groupby("r"):
@@ -329,22 +420,22 @@ def dp_map_plot(dpmap: pd.DataFrame, delta: float):
     ax.set(
         xscale="log",
         yscale="log",
-        xlabel=r"$1 - \rho$ (neighbouring queries less aligned $\rightarrow$)",
+        xlabel=r"$1 - \rho$ (neighbours less aligned $\rightarrow$)",
         ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$",
     )
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax, ncol=3)
+    return _checked(fig)
 
 
 def figure2_plot(table: pd.DataFrame, read: pd.DataFrame, delta: float):
-    """Paper B's Fig. 2 recomputed: eps at ``delta`` against the rank, one panel per alignment: the exact curve,
-    Theorem 1 as printed and with its first term clipped at 0 (lines), and the points read off the paper's
-    figure."""
+    """Paper B's Fig. 2 recomputed: eps at ``delta`` against the rank, one panel per alignment (stacked): the
+    exact curve, Theorem 1 as printed and with its first term clipped at 0 (lines), and the points read off the
+    paper's figure."""
     style()
     rhos = sorted(table["rho"].unique())
-    fig, axes = plt.subplots(1, len(rhos), figsize=(4.2 * len(rhos), 3.4), squeeze=False)
-    for ax, rho in zip(axes[0], rhos, strict=True):
+    fig = _figure(2.7 * len(rhos) + 1.2)
+    axes = fig.subplots(len(rhos), 1, squeeze=False, sharex=True)
+    for ax, rho in zip(axes[:, 0], rhos, strict=True):
         part = table[table["rho"] == rho]
         ax.plot(part["r"], part["eps_exact"], "o-", color="C0", label="exact (ours)")
         ax.plot(part["r"], part["eps_theorem"], "s--", color="C1", label="Theorem 1 as printed")
@@ -354,34 +445,36 @@ def figure2_plot(table: pd.DataFrame, read: pd.DataFrame, delta: float):
             ax.plot(points["r"], points["eps_read"], marker, color=color, ms=9, mew=2, label=f"paper: {curve}")
         ax.set(
             yscale="log",
-            xlabel="rank $r$",
             ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$",
             title=rf"$\rho$ = {rho:g}, $d$ = {int(part['d'].iloc[0])}",
         )
-    axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+    axes[-1, 0].set_xlabel("rank $r$")
+    _legend_below(fig, axes[0, 0])
+    return _checked(fig)
 
 
 def attack_scores_plot(scores: dict[str, np.ndarray], member: np.ndarray):
-    """Paper B, matrix queries: distribution of an attack's scores with the target in and out, per attack."""
+    """Paper B, matrix queries: distribution of an attack's scores with the target in and out, one panel per
+    attack (stacked)."""
     style()
-    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.2), squeeze=False)
-    for ax, (name, s) in zip(axes[0], scores.items(), strict=True):
+    fig = _figure(2.4 * len(scores) + 0.8)
+    axes = fig.subplots(len(scores), 1, squeeze=False)
+    for ax, (name, s) in zip(axes[:, 0], scores.items(), strict=True):
         bins = np.linspace(s.min(), s.max(), 40)
         ax.hist(s[~member], bins=bins, alpha=0.7, label="target out")
         ax.hist(s[member], bins=bins, alpha=0.7, label="target in")
-        ax.set(title=name, xlabel="attack score", ylabel="trials")
-    axes[0, -1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+        ax.set(title=name, ylabel="trials")
+    axes[-1, 0].set_xlabel("attack score")
+    _legend_below(fig, axes[0, 0])
+    return _checked(fig)
 
 
 def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
     """Paper A §5.1: LoRA's noise on a row-scaled batch as a DP-SGD multiplier, over the formula's, per batch
     geometry and rank; ratios below ``floor`` (noise that vanishes) are drawn at the floor and marked."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 0.5 * mult["geometry"].nunique() + 1.6))
+    fig = _figure(0.5 * mult["geometry"].nunique() + 2.6)
+    ax = fig.subplots()
     for r, part in mult.groupby("r"):
         shown = np.maximum(part["ratio"], floor)
         ax.scatter(shown, part["geometry"], s=45, marker="D", label=f"$r$ = {r}")
@@ -391,9 +484,8 @@ def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
         ax.plot([], [], "o", mfc="none", mec="0.2", label=f"below {floor:g} (noise vanishes)")
     ax.axvline(1.0, color="0.3", ls="--", lw=1.2, label="the formula's multiplier")
     ax.set(xscale="log", xlabel="measured multiplier / formula's", ylabel="per-sample gradients")
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def frontier_plot(
@@ -405,15 +497,14 @@ def frontier_plot(
     titles: dict[str, str] | None = None,
 ):
     """Paper A §6: attack AUC (``column="auc"``) or TPR at 1% FPR (``"tpr1"``) against validation perplexity, one
-    panel per dataset (titled by ``titles``); every checkpoint faint, each variant's front (its most private
-    checkpoint at least as useful as each perplexity) as a step, in the method's colour (:func:`method_colour`)."""
-    ylabels = {"auc": "AUC, eq. 24's attack", "tpr1": "TPR at 1% FPR, eq. 24's attack"}
+    panel per dataset (stacked, titled by ``titles``); every checkpoint faint, each variant's front (its most
+    private checkpoint at least as useful as each perplexity) as a step, in the method's look (:data:`PALETTE`)."""
+    ylabels = {"auc": "AUC, eq. 24's attack", "tpr1": "TPR at 1% nominal FPR"}
     chance = {"auc": 0.5, "tpr1": 0.01}
     style()
     datasets = list(dict.fromkeys(points["dataset"]))
-    # one panel per row, drawn at about the width a page shows it (6.4 in), so that its text stays readable on a
-    # desktop and a phone alike
-    fig, axes = plt.subplots(len(datasets), 1, figsize=(6.4, 3.1 * len(datasets) + 0.9), squeeze=False)
+    fig = _figure(3.0 * len(datasets) + 0.3 * math.ceil((len(variants) + 1) / 2) + 0.4)
+    axes = fig.subplots(len(datasets), 1, squeeze=False)
     styles = {name: method_style(name) for name in variants}
     for ax, dataset in zip(axes[:, 0], datasets, strict=True):
         for name in variants:
@@ -433,15 +524,17 @@ def frontier_plot(
         ax.set(xscale="log", xlabel="validation perplexity (log scale)", ylabel=ylabels[column], title=title)
         _log_ticks(ax.xaxis, low, high)
     _legend_below(fig, axes[-1, 0])
-    return fig
+    return _checked(fig)
 
 
 def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels: dict[str, str]):
-    """ROC curves on log-log axes, one panel per attack, one line per method (with the chance diagonal)."""
+    """ROC curves on log-log axes, one panel per attack (two a row), one line per method (with the chance
+    diagonal)."""
     style()
-    cols = min(2, len(curves))  # two panels a row, drawn about as wide as a page shows them (6.4 in)
+    cols = min(2, len(curves))
     rows = math.ceil(len(curves) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows + 0.8), squeeze=False, sharey=True)
+    fig = _figure(2.7 * rows + 0.3 * math.ceil(len(labels) / 2) + 0.4)
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=True)
     for ax, (attack, by_variant) in zip(axes.flat, curves.items(), strict=False):
         floor = 1.0
         for name, (fpr, tpr) in by_variant.items():
@@ -451,53 +544,51 @@ def roc_plot(curves: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]], labels
         grid = np.logspace(-4, 0, 50)
         ax.plot(grid, grid, color="0.5", ls=":", lw=1)
         ax.axvline(floor, color="0.7", lw=0.8, ls="--")
-        ax.set(
-            xscale="log", yscale="log", xlim=(1e-3, 1), ylim=(1e-3, 1.05), xlabel="false-positive rate", title=attack
-        )
+        ax.set(xscale="log", yscale="log", xlim=(1e-3, 1), ylim=(1e-3, 1.05), xlabel="FPR", title=attack)
     for ax in axes.flat[len(curves) :]:
         ax.axis("off")
     for row in axes:
-        row[0].set_ylabel("true-positive rate")
+        row[0].set_ylabel("TPR")
     _legend_below(fig, axes.flat[0])
-    return fig
+    return _checked(fig)
 
 
 def score_distributions_plot(signals: dict[str, tuple[np.ndarray, np.ndarray]], labels: dict[str, str]):
-    """Members' and non-members' eq. 24 signals, one small panel per method."""
+    """Members' and non-members' eq. 24 signals, one small panel per method, two a row."""
     style()
     count = len(signals)
-    cols = min(4, count)
+    cols = min(2, count)
     rows = math.ceil(count / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols, 2.3 * rows), squeeze=False)
+    fig = _figure(1.9 * rows + 0.9)
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax, (name, (members, nonmembers)) in zip(axes.flat, signals.items(), strict=False):
         bins = np.linspace(min(members.min(), nonmembers.min()), max(members.max(), nonmembers.max()), 35)
         ax.hist(nonmembers, bins=bins, alpha=0.6, label="non-members")
         ax.hist(members, bins=bins, alpha=0.6, label="members")
-        ax.set_title(labels[name], fontsize=9)
+        ax.set_title(labels[name], fontsize=11)
         ax.set_yticks([])
     for ax in axes.flat[count:]:
         ax.axis("off")
     for ax in axes[-1]:
-        ax.set_xlabel("L(target) - L(reference)", fontsize=8)
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+        ax.set_xlabel("L(target) $-$ L(reference)", fontsize=11)
+    _legend_below(fig, axes.flat[0])
+    return _checked(fig)
 
 
 def rank_plot(ranks: pd.DataFrame):
-    """LoRA's rank at a fixed budget: AUC and validation perplexity against r, per dataset."""
+    """LoRA's rank at a fixed budget: AUC (top) and validation perplexity (bottom) against r, per dataset."""
     style()
-    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.2))
+    fig = _figure(5.6)
+    axes = fig.subplots(2, 1, sharex=True)
     for dataset, part in ranks.groupby("dataset", sort=False):
         axes[0].plot(part["r"], part["auc"], "-o", ms=4, label=dataset)
         axes[1].plot(part["r"], part["ppl"], "-o", ms=4, label=dataset)
     for ax, ylabel in zip(axes, ("AUC, eq. 24's attack", "validation perplexity"), strict=True):
-        ax.set(xscale="log", xlabel="LoRA rank $r$", ylabel=ylabel)
+        ax.set(xscale="log", ylabel=ylabel)
         _ticks_at(ax.xaxis, ranks["r"])
-    _legend_outside(axes[1], fontsize=8)
-    fig.tight_layout()
-    return fig
+    axes[1].set_xlabel("LoRA rank $r$")
+    _legend_below(fig, axes[1])
+    return _checked(fig)
 
 
 def composition_plot(m2: pd.DataFrame, delta: float):
@@ -505,7 +596,8 @@ def composition_plot(m2: pd.DataFrame, delta: float):
     step (solid, a certificate) and with one frozen A and a fixed difference (dashed, a scenario), one colour per
     rank below d."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig = _figure(5.0)
+    ax = fig.subplots()
     alone = m2.drop_duplicates("steps")
     ax.plot(alone["steps"], alone["eps_noise_alone"], "k-", lw=2, label="noise alone")
     for r, part in m2[m2["r"] < m2["d"]].groupby("r"):
@@ -515,20 +607,20 @@ def composition_plot(m2: pd.DataFrame, delta: float):
             part["eps_m2_frozen_A_fixed_difference"],
             "s--",
             color=line.get_color(),
-            label=f"$r$ = {r}, frozen $A$, fixed difference",
+            label=f"$r$ = {r}, frozen $A$, fixed diff.",
         )
     ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$")
     _ticks_at(ax.xaxis, m2["steps"])
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def m1_profile_plot(m1: pd.DataFrame):
     """Paper B, M1: delta(eps) of the noise alone (black), M1 with A secret (solid, +-2 s.e.) and with A
     published (dashed), one colour per rank."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig = _figure(4.8)
+    ax = fig.subplots()
     alone = m1.drop_duplicates("eps")
     ax.plot(alone["eps"], alone["delta_noise_alone"], "k-", lw=2, label="noise alone")
     for r, part in m1.groupby("r"):
@@ -543,9 +635,8 @@ def m1_profile_plot(m1: pd.DataFrame):
         color = line[0].get_color()
         ax.plot(part["eps"], part["delta_m1_published_A"], "--", color=color, label=f"$r$ = {r}, $A$ published")
     ax.set(yscale="log", xlabel=r"$\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
-    _legend_outside(ax, fontsize=8)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ax)
+    return _checked(fig)
 
 
 def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float | None = None):
@@ -553,7 +644,8 @@ def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float
     perplexity, one marker per weight set, one colour per noise multiplier (the chapter's ``dp_means``: means over
     seeds, bars from ``reference_low`` to ``reference_high``); the base model's perplexity as a dashed line."""
     style()
-    fig, ax = plt.subplots(figsize=(7.5, 4.0))
+    fig = _figure(6.4)
+    ax = fig.subplots()
     if base_ppl is not None:
         ax.axvline(base_ppl, color="0.3", ls="--", lw=1)
     markers = dict(zip(labels, "osD^v", strict=False))
@@ -577,20 +669,20 @@ def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float
     if base_ppl is not None:
         handles.append(plt.Line2D([], [], color="0.3", ls="--", label="base model"))
     ax.set(xlabel="validation perplexity", ylabel="reference-attack AUC")
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
+    _legend_below(fig, ncol=1, handles=handles, labels=[h.get_label() for h in handles])  # long weight-set names
+    return _checked(fig)
 
 
 def audit_plot(table: pd.DataFrame):
-    """Paper A §5.1's audit: each method's canary AUC with its bootstrap interval (left) and the one-run audit's
-    epsilon lower bound (right), one row per audited method, top to bottom as in the table."""
+    """Paper A §5.1's audit: each method's canary AUC with its bootstrap interval (top) and the one-run audit's
+    epsilon lower bound (bottom), one row per audited method, top to bottom as in the table."""
     style()
     labels = list(table["method"])[::-1]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 0.42 * len(labels) + 1.6), sharey=True)
+    fig = _figure(2 * (0.36 * len(labels) + 1.1), width=WIDTH - 0.3)  # room for long method names
+    top, bottom = fig.subplots(2, 1, sharey=True)
     y = np.arange(len(labels))
     rows = table.iloc[::-1]
-    left.errorbar(
+    top.errorbar(
         rows["canary_auc"],
         y,
         xerr=[rows["canary_auc"] - rows["auc_low"], rows["auc_high"] - rows["canary_auc"]],
@@ -598,9 +690,8 @@ def audit_plot(table: pd.DataFrame):
         ms=6,
         capsize=3,
     )
-    left.axvline(0.5, color="0.3", ls="--", lw=1.2)
-    left.set(yticks=y, yticklabels=labels, xlabel="canary AUC (in vs out), 95% interval")
-    right.barh(y, rows["eps_lower_bound"], color=sns.color_palette()[1], height=0.5)
-    right.set(xlabel=r"audited $\varepsilon$ lower bound (95%)")
-    fig.tight_layout()
-    return fig
+    top.axvline(0.5, color="0.3", ls="--", lw=1.2)
+    top.set(yticks=y, yticklabels=labels, xlabel="canary AUC (in vs out), 95% interval")
+    bottom.barh(y, rows["eps_lower_bound"], color=sns.color_palette()[1], height=0.5)
+    bottom.set(xlabel=r"audited $\varepsilon$ lower bound (95%)")
+    return _checked(fig)

@@ -90,7 +90,7 @@ display_table(kurt[kurt["m"] == kurt["m"].max()], caption="Excess kurtosis of th
 # Histograms (log scale) and QQ plots of $u_0$ for $m = 768$ at three ranks, from the
 # exact element sampler, with the Gaussian of Lemma 3.1 and the exact density.
 
-# %% mystnb={"figure": {"caption": "Standardised draws of $u_0$ at $m = 768$ for $r$ = 1, 4 and 64 (top: histograms on a log scale with the standard normal and the exact density; bottom: normal QQ plots). At rank 1 the tails are far heavier than the Gaussian's and follow the exact law; at rank 64 the three curves nearly coincide.", "name": "fig-a3-histograms"}, "image": {"alt": "Three columns of plots; in the top row grey histograms with a normal curve and a dashed exact density, in the bottom row QQ plots that bend away from the diagonal for rank 1 and lie on it for rank 64."}}
+# %% mystnb={"figure": {"caption": "Standardised draws of $u_0$ at $m = 768$ for $r$ = 1, 4 and 64 (one row per rank; left: histograms on a log scale with the standard normal and the exact density; right: normal QQ plots). At rank 1 the tails are far heavier than the Gaussian's and follow the exact law; at rank 64 the three curves nearly coincide.", "name": "fig-a3-histograms"}, "image": {"alt": "Three rows of plots, one per rank; on the left grey histograms with a normal curve and a dashed exact density, on the right QQ plots that bend away from the diagonal for rank 1 and lie on it for rank 64."}}
 samples, densities = a3_noise.histogram_samples(768, (1, 4, 64), scale)
 histogram_fig = plots.noise_histograms(samples, densities)
 

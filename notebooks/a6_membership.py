@@ -240,12 +240,12 @@ for name, value in a6.lira_numbers(lira).items():
     glue(name, value, display=False)
 display_table(lira, caption="Offline LiRA against eq. 24 on the same cells, seed 0.")
 
-# %% mystnb={"figure": {"caption": "ROC curves of each attack on log-log axes (Penn Treebank, seed 0), one line per method; offline LiRA where its reference models were trained. The dotted diagonal is chance; the dashed line marks the smallest false-positive rate the non-members resolve.", "name": "fig-a6-roc"}, "image": {"alt": "Log-log panels of true-positive against false-positive rate, one per attack, with one curve per fine-tuning method and the chance diagonal."}}
+# %% mystnb={"figure": {"caption": "ROC curves of each attack on log-log axes (the toy GPT-2 at the notebook's scale (cpu-small in the book), Penn Treebank, seed 0), one line per method; offline LiRA where its reference models were trained. The dotted diagonal is chance; the dashed line marks the smallest false-positive rate the non-members resolve.", "name": "fig-a6-roc"}, "image": {"alt": "Log-log panels of true-positive against false-positive rate, one per attack, with one curve per fine-tuning method and the chance diagonal."}}
 roc, signals = a6.roc_curves(records, "ptb", 0, scale)
 labels = {name: a6.label(name) for name in signals}
 roc_fig = plots.roc_plot(roc, labels)
 
-# %% mystnb={"figure": {"caption": "Members' and non-members' eq. 24 signals (target loss minus reference loss), Penn Treebank, seed 0. The more the two histograms separate, the stronger the attack.", "name": "fig-a6-scores"}, "image": {"alt": "Small histograms, one per method, of the member and non-member signals of eq. 24."}}
+# %% mystnb={"figure": {"caption": "Members' and non-members' eq. 24 signals (target loss minus reference loss), the toy GPT-2 at the notebook's scale (cpu-small in the book), Penn Treebank, seed 0. The more the two histograms separate, the stronger the attack.", "name": "fig-a6-scores"}, "image": {"alt": "Small histograms, one per method, of the member and non-member signals of eq. 24."}}
 hist_fig = plots.score_distributions_plot(signals, labels)
 
 # %% [markdown]
@@ -260,7 +260,7 @@ hist_fig = plots.score_distributions_plot(signals, labels)
 # checkpoints cover the perplexities where the methods are compared. DP-SGD's epsilon is for one
 # run: choosing among rates and checkpoints is not accounted for.
 
-# %% mystnb={"figure": {"caption": "Attack AUC (eq. 24) against validation perplexity for every checkpoint (dots) and each method's front (lines), on all texts; the comparisons below are cross-fitted. The star is the base model.", "name": "fig-a6-frontier"}, "image": {"alt": "Two panels, Penn Treebank and synthetic e-mails, of attack AUC against log perplexity with one front per method and the base model marked by a star."}}
+# %% mystnb={"figure": {"caption": "Attack AUC (eq. 24) against validation perplexity on the toy GPT-2 at the notebook's scale (cpu-small in the book), for every checkpoint (dots) and each method's front (lines), on all texts; the comparisons below are cross-fitted. The star is the base model.", "name": "fig-a6-frontier"}, "image": {"alt": "Two panels, Penn Treebank and synthetic e-mails, of attack AUC against log perplexity with one front per method and the base model marked by a star."}}
 fronts = a6.front_frame(points)
 shown = ["full", "adapter", "lora-r1", "lora-r8", "lora-r16", "lora-r64", "flora-r8", "dpsgd-r8-z1"]
 frontier_fig = plots.frontier_plot(points, fronts, shown, {v: a6.label(v) for v in shown}, titles=a6.DATASETS)
@@ -302,7 +302,7 @@ display_table(
 # the comparisons share checkpoints, so they are not independent. Values below 0.01 (chance)
 # are clipped there when a front is chosen.
 
-# %% mystnb={"figure": {"caption": "TPR at 1% FPR of eq. 24's attack against validation perplexity for every checkpoint (dots) and each method's front by this metric (lines), on all texts; the dotted line is chance (0.01) and the star the base model.", "name": "fig-a6-frontier-tpr"}, "image": {"alt": "Two panels, Penn Treebank and synthetic e-mails, of the true-positive rate at one percent false positives against log perplexity, one front per method, the base model marked by a star."}}
+# %% mystnb={"figure": {"caption": "TPR at 1% nominal FPR of eq. 24's attack against validation perplexity on the toy GPT-2 at the notebook's scale (cpu-small in the book), for every checkpoint (dots) and each method's front by this metric (lines), on all texts; the dotted line is chance (0.01) and the star the base model.", "name": "fig-a6-frontier-tpr"}, "image": {"alt": "Two panels, Penn Treebank and synthetic e-mails, of the true-positive rate at one percent false positives against log perplexity, one front per method, the base model marked by a star."}}
 tpr_fronts = a6.front_frame(points, "tpr1")
 tpr_fig = plots.frontier_plot(
     points, tpr_fronts, shown, {v: a6.label(v) for v in shown}, column="tpr1", titles=a6.DATASETS
@@ -402,7 +402,7 @@ display_table(
 # LoRA at ranks 1 to 64 at one fixed budget (the epoch-4 checkpoint of an 8-epoch run at the
 # middle rate of LoRA's grid), and r = 8 against r = 16 at matched perplexity.
 
-# %% mystnb={"figure": {"caption": "LoRA's AUC and validation perplexity against its rank at one fixed budget (the epoch-4 checkpoint at the middle rate of LoRA's grid).", "name": "fig-a6-rank"}, "image": {"alt": "Two panels: AUC against rank and perplexity against rank, one line per dataset."}}
+# %% mystnb={"figure": {"caption": "LoRA's AUC and validation perplexity against its rank on the toy GPT-2 at the notebook's scale (cpu-small in the book), at one fixed budget (the epoch-4 checkpoint at the middle rate of LoRA's grid).", "name": "fig-a6-rank"}, "image": {"alt": "Two panels: AUC against rank and perplexity against rank, one line per dataset."}}
 ranks = a6.rank_frame(points, scale)
 trends = a6.rank_trends(ranks)
 rank_fig = plots.rank_plot(ranks)

@@ -123,7 +123,7 @@ def test_every_adapter_is_core_under_the_pre_run_design_and_the_fit_rule_is_a_re
     assert adamw.passed and adamw.role == "core"  # 0.74 against 0.60
     below_sgd = lora["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s"]
     assert not below_sgd.passed and below_sgd.role == "core"  # 0.61 against 0.60: the primary reading fails it
-    fit_rule, per_baseline = a6.SENSITIVITY
+    fit_rule, per_baseline, _ = a6.SENSITIVITY
     fitted = {c.name: c for c in a6.scale_checks(sgd, core=True, reading=fit_rule)["A-6.lora"]}
     assert fitted["cpu-large, enron, r=8: AUC at least 0.02 below adapter (SGD)'s" + a6.NOT_TABLE1_FIT].role == "caveat"
     claim = SimpleNamespace(
@@ -148,7 +148,7 @@ def test_every_adapter_is_core_under_the_pre_run_design_and_the_fit_rule_is_a_re
 def test_the_sensitivity_readings_are_the_plans():
     """Each reading names the plan version that holds its thresholds: version 1's per-baseline values are the
     plan's, and the primary reading is version 0's 0.02 against both baselines."""
-    from lorapriv_utils.plan import load_plan
+    from lorapriv_utils.plan import in_force, load_plan
 
     versions = {v["version"]: v for v in load_plan()["versions"]}
     thresholds = versions[1]["thresholds"]
@@ -158,11 +158,18 @@ def test_the_sensitivity_readings_are_the_plans():
     assert a6.PRE_RUN.plan_version == 0 and "0.02 in AUC against full and adapter" in versions[0]["what"]
     assert a6.PRE_RUN.vs_full == a6.PRE_RUN.vs_adapter == 0.02 and not a6.PRE_RUN.fit_rule
     assert "adapter-fit rule" in versions[0]["what"] and any(r.fit_rule for r in a6.SENSITIVITY)
+    # version 1 gives no claim a TPR threshold, so its reading has no TPR check; version 2's has its TPR drop
+    assert not v1.tpr1_at_most_full and v1.tpr_drop is None
+    v2 = next(r for r in a6.SENSITIVITY if r.plan_version == 2)
+    assert v2.tpr_drop == in_force(load_plan())["thresholds"]["tpr_drop"]["value"] == a6.TPR_DROP
+    assert (v2.vs_full, v2.vs_adapter, v2.adapters, v2.holm) == (v1.vs_full, v1.vs_adapter, v1.adapters, v1.holm)
 
 
 def _paper_summary() -> pd.DataFrame:
     table = a6.PAPER_TABLE1
-    return table.assign(auc=table["auc_pct"] / 100, tpr1=table["tpr1_pct"] / 100)
+    # Table 1 has no TPR at 5% FPR: its TPR at 1% stands in for it, as the TPR drop's threshold comes from it
+    tpr = table["tpr1_pct"] / 100
+    return table.assign(auc=table["auc_pct"] / 100, tpr1=tpr, tpr5=tpr, log_tpr5=np.log(tpr))
 
 
 def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monkeypatch):
@@ -179,7 +186,8 @@ def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monk
             for v in a6.table1_checks(summary, d, reading=reading).values()
             for c in v
         ]
-        assert len(checks) == 3 * (3 + 2 * 4 + 2)  # no base perplexity: no share of the gain
+        tprs = bool(reading.tpr1_at_most_full) + bool(reading.tpr_drop)
+        assert len(checks) == 3 * (3 + 2 * (3 + tprs) + 2)  # no base perplexity: no share of the gain
         return [c.name for c in checks if not c.passed]
 
     for reading in (a6.PRE_RUN, *a6.SENSITIVITY):
@@ -188,6 +196,11 @@ def test_paper_as_table1_passes_its_own_readings_and_no_stricter_round_ones(monk
     assert failed(summary, stricter) == ["PTB, r=16: AUC at least 0.03 below adapter's"]  # 87.21 against 84.87
     stricter = dataclasses.replace(a6.PRE_RUN, vs_full=a6.CONSIDERABLE_FULL + 0.01)
     assert failed(summary, stricter) == ["PTB, r=16: AUC at least 0.09 below full's"]  # 93.45 against 84.87
+    v2 = next(r for r in a6.SENSITIVITY if r.plan_version == 2)
+    stricter = dataclasses.replace(v2, tpr_drop=a6.TPR_DROP + 0.1)
+    assert failed(summary, stricter) == [
+        "PTB, r=16: full's TPR at 5% nominal FPR at least 1.9 times LoRA's (log of LoRA's over full's)"
+    ]  # 67.12% against 36.72%: 1.83 times
     monkeypatch.setattr(a6_checks, "SLIGHT_GAIN", a6.SLIGHT_GAIN - 0.01)
     assert failed(summary) == ["Enron: the AUC drop from full to adapter is at most 0.07 ('a slight improvement')"]
     monkeypatch.setattr(a6_checks, "SLIGHT_GAIN", a6.SLIGHT_GAIN + 0.01)
@@ -356,7 +369,7 @@ def test_the_chapter_on_tiny_results(results):
     ran = [pair for pair in a6.DIFFERENCES if set(pair) <= set(frame["variant"])]
     missing = {v for pair in a6.DIFFERENCES if pair not in ran for v in pair} - set(frame["variant"])
     assert missing == {"frozenemb", "lorafa-r8", "adaptersgd"}  # the tiny grid has no control, LoRA-FA or SGD
-    assert len(differences) == 2 * len(ran) and (differences["seeds"] == 1).all()
+    assert len(differences) == 3 * len(ran) and (differences["seeds"] == 1).all()  # AUC, TPR, log TPR at 5%
     auc = differences[differences["metric"] == "auc"]
     assert ((auc["low"] <= auc["diff"]) & (auc["diff"] <= auc["high"])).all()
     for _, row in auc.iterrows():  # the paired bootstrap's point is the difference of the records' AUCs
@@ -569,7 +582,7 @@ def test_the_chapters_figures_draw_from_small_inputs():
     r8, r16 = plots.method_style("lora-r8"), plots.method_style("lora-r16")
     assert r8["ls"] != r16["ls"] and r8["marker"] != r16["marker"]
     assert plots.method_style("full") == {"color": plots.method_colour("full"), "ls": "-", "marker": "o"}
-    assert figs[0].get_figwidth() <= 6.5  # drawn about as wide as a page shows it, panels stacked
+    assert figs[0].get_figwidth() <= plots.WIDTH  # drawn about as wide as a page shows it, panels stacked
     colours = [look.colour for look in plots.PALETTE.values()]
     assert len(set(colours)) == len(colours)  # no two methods, nor two ranks, share a colour
     with pytest.raises(KeyError, match="no colour for method 'nothing'"):
@@ -584,7 +597,9 @@ def test_the_chapters_figures_draw_from_small_inputs():
         {"dataset": ["ptb"] * 3, "r": [1, 8, 64], "auc": [0.5, 0.6, 0.7], "ppl": [106.0, 105.0, 104.0]}
     )
     figs.append(plots.rank_plot(ranks))
-    assert len(figs[2].axes) == 4 and figs[2].get_figwidth() <= 6.5  # two panels a row, as wide as the page shows
+    assert (
+        len(figs[2].axes) == 4 and figs[2].get_figwidth() <= plots.WIDTH
+    )  # two panels a row, as wide as the page shows
     assert figs[2].legends[0].get_texts()[0].get_fontsize() >= 10
     for fig in figs:
         plt.close(fig)
@@ -952,7 +967,12 @@ def test_what_the_page_says_of_a6_lora_s_verdict_holds_in_the_committed_ledger()
     failed = [c.name for c in lora.checks if c.role == "core" and c.outcome == "fails"]
     assert lora.verdict == "fails" and failed and all("adapter (SGD)'s" in name for name in failed)
     readings = {r.name: r.verdict for r in lora.readings}
-    assert readings == {a6.SENSITIVITY[0].name: "unresolved", a6.SENSITIVITY[1].name: "fails", a6.MATCHED: "fails"}
+    assert readings == {
+        a6.SENSITIVITY[0].name: "unresolved",
+        a6.SENSITIVITY[1].name: "fails",
+        a6.SENSITIVITY[2].name: "fails",
+        a6.MATCHED: "fails",
+    }
     (matched,) = [r for r in lora.readings if r.name == a6.MATCHED]
     failed = {c.name.split(": at")[0] for c in matched.checks if c.role == "core" and c.outcome == "fails"}
     assert failed == {f"cpu-pretrained, {d}" for d in ("pubmed, r=8", "pubmed, r=16", "ptb, r=16", "enron, r=8")}

@@ -61,3 +61,51 @@ def test_every_sensitivity_reading_is_one_sentence(plan):
     for version in plan["versions"]:
         for claim, entry in version.get("claims", {}).items():
             assert all(isinstance(s, str) and s for s in entry.get("sensitivity", [])), claim
+
+
+def test_an_amending_version_reads_as_the_one_it_amends_with_its_changes(plan):
+    from lorapriv_utils.plan import resolve
+
+    v1, v2 = resolve(plan, 1), in_force(plan)
+    assert v2["version"] == 2 and v2["thresholds"]["considerably_vs_full"] == v1["thresholds"]["considerably_vs_full"]
+    assert (v1["thresholds"]["tpr_drop"]["value"], v2["thresholds"]["tpr_drop"]["value"]) == (2.0, 1.8)  # replaced
+    assert v2["claims"]["A-6.lora"]["primary"] == v1["claims"]["A-6.lora"]["primary"]  # kept
+    assert "tpr" in v2["claims"]["A-6.lora"] and "tpr" not in v1["claims"]["A-6.lora"]  # added
+    assert v2["runs"]["sgd-lora"]["seeds"] == [0, 1] and v1["runs"]["sgd-lora"]["seeds"] == [0, 1, 2, 3, 4]
+    assert v2["runs"]["sgd-lora"]["methods"] == v1["runs"]["sgd-lora"]["methods"]
+    with pytest.raises(ValueError, match="no version 9"):
+        resolve(plan, 9)
+    with pytest.raises(ValueError, match="can amend only an earlier one"):
+        resolve({"versions": [{"version": 0, "amends": 0}]}, 0)
+
+
+def test_every_threshold_in_force_is_used_by_a_claim_and_every_use_is_a_threshold(plan):
+    version = in_force(plan)
+    used = {name for claim in version["claims"].values() for name in claim.get("thresholds", [])}
+    assert used == set(version["thresholds"])  # none set and left to no claim (version 1's tpr_drop was)
+    for claim, entry in version["claims"].items():
+        text = " ".join(str(v) for k, v in entry.items() if k != "thresholds")
+        assert all(
+            name in text or f"{version['thresholds'][name]['value']:g}" in text for name in entry.get("thresholds", [])
+        ), claim  # a claim that uses a threshold states it
+
+
+def test_the_chapter_uses_the_values_the_plan_in_force_sets(plan):
+    from lorapriv_utils.chapters.a6 import common
+
+    thresholds = {k: v["value"] for k, v in in_force(plan)["thresholds"].items()}
+    assert thresholds["considerably_vs_full"] == common.CONSIDERABLE_FULL
+    assert thresholds["considerably_vs_adapter"] == common.CONSIDERABLE
+    assert thresholds["slight_utility"] == common.SLIGHT
+    assert thresholds["slight_gain_adapter"] == common.SLIGHT_GAIN
+    assert thresholds["tpr_drop"] == common.TPR_DROP
+
+
+def test_the_tpr_drop_is_the_strictest_round_reading_table1_passes(plan):
+    """Full fine-tuning's TPR over LoRA's, per corpus and rank, in Table 1 (at 1% FPR): every one passes the
+    threshold, and a tenth more would fail one (version 1's 2.0 did: PTB, r = 16, drops 1.83 times)."""
+    value = in_force(plan)["thresholds"]["tpr_drop"]["value"]
+    table = PAPER_TABLE1.set_index(["dataset", "variant"])["tpr1_pct"]
+    drops = [table[(d, "full")] / table[(d, f"lora-r{r}")] for d in ("Enron", "PubMed", "PTB") for r in (8, 16)]
+    assert all(drop >= value for drop in drops) and min(drops) < value + 0.1
+    assert f"{min(drops):.2f}" in in_force(plan)["thresholds"]["tpr_drop"]["reason"]

@@ -98,6 +98,28 @@ PROBLEMS = {
         "claims-ledger columns off the table's box at 1366 px: Evidence",
     ),
 }
+# a matplotlib figure 8 in wide whose smallest text is 7 pt, shown across a phone's column: 7 / 72 * 358 / 8 px;
+# the same figure recording no size; and one 5.4 in wide with 10 pt text, which passes
+FIGURE = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="{w}pt" height="100pt" viewBox="0 0 {w} 100"><metadata>'
+    "Matplotlib v3.11.2{record}</metadata><rect width='{w}' height='100' fill='#ccc'/></svg>"
+)
+FIGURES = {
+    "small.svg": FIGURE.format(w=576, record="; lorapriv figure: smallest text 7 pt"),
+    "unrecorded.svg": FIGURE.format(w=576, record=""),
+    "readable.svg": FIGURE.format(w=388.8, record="; lorapriv figure: smallest text 10 pt"),
+}
+PROBLEMS |= {
+    "figure-small": (
+        "<article><p>0.5</p><details><summary>a figure in a toggle</summary>"
+        "<img src='small.svg' style='max-width: 100%'></details></article>",
+        "below 9 px: small.svg (390 px)",  # 7 / 72 * 374 / 8 px in this page's 374 px column
+    ),
+    "figure-unrecorded": (
+        "<article><p>0.5</p><img src='unrecorded.svg' style='max-width: 100%'></article>",
+        "figure unrecorded.svg does not record its text size",
+    ),
+}
 REDIRECT = '<!DOCTYPE html><html><head><meta http-equiv="Refresh" content="0; url={}" /></head></html>'
 SCROLLING_TABLE = (
     "<article><div style='overflow-x: auto; max-width: 100%'><table style='width: 1200px'><tr><td>0.5</td></tr>"
@@ -112,6 +134,10 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
     for name, (body, _) in PROBLEMS.items():
         (site / f"{name}.html").write_text(GOOD.replace("</body>", body + "</body>"))
     (site / "scrolling.html").write_text(GOOD.replace("</body>", SCROLLING_TABLE + "</body>"))
+    for name, svg in FIGURES.items():
+        (site / name).write_text(svg)
+    figure = "<article><p>0.5</p><img src='readable.svg' style='max-width: 100%'></article>"
+    (site / "figure.html").write_text(GOOD.replace("</body>", figure + "</body>"))
     # pages that only forward (like the root index.html) navigate away while probed: they are judged by their target
     (site / "forward.html").write_text(REDIRECT.format("other.html"))
     (site / "redirect.html").write_text(REDIRECT.format("gone.html"))
@@ -126,7 +152,7 @@ def test_each_problem_is_found_on_its_page_and_clean_pages_pass(tmp_path):
     (redirect,) = by_page.pop("redirect")
     assert redirect.startswith("redirect: broken link to ") and "(no file gone.html)" in redirect, redirect
     assert by_page.pop("loop") == ["redirect: forwards to itself"]
-    assert set(by_page) <= set(PROBLEMS), by_page  # index, other, scrolling and forward pass
+    assert set(by_page) <= set(PROBLEMS), by_page  # index, other, scrolling, figure and forward pass
 
 
 @pytest.mark.parametrize(

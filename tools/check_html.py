@@ -7,8 +7,9 @@ notebook pages, content wider than a phone's screen (the page itself must never 
 sideways: wide equations and tables scroll in their own box), claims-ledger rows whose claim
 id or verdict is off a phone's screen, claims-ledger columns a desktop reader would have to
 scroll to, a page whose first phone screen shows no number, a table whose caption is cut or (on the
-book's own pages) whose first number is off the screen (at either width), two elements with one
-id, verdict badges that name no claim,
+book's own pages) whose first number is off the screen (at either width), a figure whose text renders
+below 9 px as shown (at either width, toggles opened) or that does not record its text size, two
+elements with one id, verdict badges that name no claim,
 notebook tables that show pandas' 0..N row index, an answer box of more than ANSWER_WORDS words,
 and, on the landing page, an answer box or tally of verdicts that does not end on a phone's
 first screen.
@@ -228,6 +229,59 @@ NUMBER = re.compile(r"\d[.,]\d|\d\s?%|\b\d{2,}\b")
 NO_NUMBER_NEEDED = {"genindex.html", "search.html"}  # Sphinx's generated index and search pages
 
 
+# Runs in the page: every figure image of the article, with every toggle opened, as the URL of its file and the
+# width it is shown at (CSS px).  figure_problems reads the file for the rest.
+FIGURE_PROBE = """
+() => {
+  document.querySelectorAll('article details').forEach(d => { d.open = true; });
+  return Array.from(document.querySelectorAll('article img')).map(img => [img.currentSrc || img.src,
+    img.getBoundingClientRect().width]);
+}
+"""
+MIN_TEXT_PX = 9.0  # plots.MIN_TEXT_PX: the tools do not import the package
+_TEXT_RECORD = re.compile(rb"lorapriv figure: smallest text ([0-9.]+) pt")
+_SVG_WIDTH = re.compile(rb'<svg[^>]*\swidth="([0-9.]+)pt"')
+
+
+def figure_width_in(data: bytes) -> float | None:
+    """A matplotlib figure file's natural width in inches (an SVG's width in pt; a PNG's pixels over its pHYs
+    density), or None for an image that matplotlib did not draw."""
+    if b"atplotlib" not in data:
+        return None
+    if data.startswith(b"\x89PNG"):
+        width = int.from_bytes(data[16:20], "big")
+        at = data.find(b"pHYs")
+        per_metre = int.from_bytes(data[at + 4 : at + 8], "big") if at > 0 else 0
+        return width / (per_metre * 0.0254) if per_metre else None
+    match = _SVG_WIDTH.search(data)
+    return float(match.group(1)) / 72 if match else None
+
+
+def figure_problems(root: Path, shown: list[list], width: int) -> list[str]:
+    """The figures (``shown``: URL and shown width, from FIGURE_PROBE) whose text renders below MIN_TEXT_PX CSS px
+    at this screen ``width``, or which do not record their smallest text (plots.save_figure and the notebooks'
+    inline PNGs do)."""
+    problems = []
+    for src, px in shown:
+        path = root / unquote(urlsplit(src).path).lstrip("/")
+        if px <= 0 or not path.is_file() or path.suffix not in (".svg", ".png"):
+            continue
+        data = path.read_bytes()
+        inches = figure_width_in(data)
+        if inches is None:
+            continue
+        record = _TEXT_RECORD.search(data)
+        if record is None:
+            problems.append(f"figure {path.name} does not record its text size (draw it through lorapriv_utils.plots)")
+            continue
+        text_px = float(record.group(1)) / 72 * px / inches
+        if text_px < MIN_TEXT_PX:
+            problems.append(
+                f"figure text renders at {text_px:.1f} px, below {MIN_TEXT_PX:g} px: {path.name} ({width} px)"
+            )
+    return problems
+
+
 def answer_problems(probe: dict, height: int, landing: bool) -> list[str]:
     """What keeps a page's answer short, and (``landing``) the landing page's first phone screen from answering:
     its answer box or tally ending below it."""
@@ -398,6 +452,10 @@ def check_site(root: Path, chromium: str) -> list[str]:
                 landing = rel == SCREENSHOT_PAGES["landing"]
                 found += answer_problems(page.evaluate(ANSWER_PROBE), PHONE["height"], landing)
                 unreadable = page.evaluate(LEDGER_PROBE)
+                found += figure_problems(root, page.evaluate(FIGURE_PROBE), PHONE["width"])
+                page.set_viewport_size(DESKTOP)
+                page.wait_for_timeout(100)
+                found += figure_problems(root, page.evaluate(FIGURE_PROBE), DESKTOP["width"])
                 page.close()
                 if unreadable:
                     found.append(

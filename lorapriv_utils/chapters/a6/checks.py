@@ -20,6 +20,7 @@ from .common import (
     SCALE_MODELS,
     SLIGHT,
     SLIGHT_GAIN,
+    TPR_DROP,
     label,
     results_dir,
 )
@@ -158,7 +159,11 @@ def _difference(
     """a minus b on dataset ``d``: from ``differences`` (:func:`grid_differences`), with its interval, where it
     holds the pair; else the difference of the summary's means, without one."""
     found = _paired(differences, d, a, b, metric)
-    return found if found is not None else (_mean(summary, d, a, metric) - _mean(summary, d, b, metric), None)
+    if found is not None:
+        return found
+    if metric not in summary:  # a comparison the summary's means cannot give (the log TPR ratio)
+        return math.nan, None
+    return _mean(summary, d, a, metric) - _mean(summary, d, b, metric), None
 
 
 def _nominal(achieved: float, nominal: float = 0.01) -> str:
@@ -213,6 +218,8 @@ class Table1Reading:
     adapters: tuple[str, ...] = tuple(ADAPTERS)
     fit_rule: bool = False
     holm: bool = False  # the core attack comparisons decided together under Holm's procedure (plan version 1)
+    tpr1_at_most_full: bool = True  # version 0's core TPR check: LoRA's TPR at 1% nominal FPR at most full's
+    tpr_drop: float | None = None  # version 2's: full fine-tuning's TPR at 5% nominal FPR at least this times LoRA's
     note: str = ""
 
 
@@ -237,12 +244,26 @@ SENSITIVITY = (
         vs_full=CONSIDERABLE_FULL,
         adapters=("adapter",),
         holm=True,
+        tpr1_at_most_full=False,
         note=f"{CONSIDERABLE_FULL} against full fine-tuning and {CONSIDERABLE} against the AdamW adapter (each "
         "baseline's own smallest Table 1 gap), the core attack comparisons decided together under Holm's procedure "
         "at family-wise level 0.05; the SGD adapter is left to the optimiser-matched arm (LoRA with SGD, not yet "
-        "run); on the two seeds run so far, before the five-seed runs that version 1 decides on, with the grid's "
-        "500 bootstrap resamples (the plan asks 2,000), and the TPR still compared at 1% nominal FPR (the plan "
-        "reads a drop at 5%)",
+        "run); no TPR check (version 1 sets a TPR threshold but gives it to no claim); on the two seeds run so far, "
+        "before the five-seed runs that version 1 decides on, with the grid's 500 bootstrap resamples (the plan "
+        "asks 2,000)",
+    ),
+    Table1Reading(
+        "plan version 2 (version 1 with the TPR drop), on seeds 0-1",
+        2,
+        vs_full=CONSIDERABLE_FULL,
+        adapters=("adapter",),
+        holm=True,
+        tpr1_at_most_full=False,
+        tpr_drop=TPR_DROP,
+        note=f"version 1's reading with the TPR drop among the core checks: full fine-tuning's TPR at 5% nominal FPR "
+        f"at least {TPR_DROP:g} times LoRA's (the mean over seeds of the log of the ratio, a TPR of 0 counted as half "
+        "a member), in one Holm family with the AUC checks; on the two seeds run so far, with the grid's 500 "
+        "bootstrap resamples (the plan asks 2,000)",
     ),
 )
 
@@ -271,8 +292,8 @@ def table1_checks(
     def mean(v: str, column: str) -> float:
         return _mean(summary, dataset, v, column)
 
-    def achieved(v: str) -> float:  # the FPR that 1% nominal achieves, where the summary has it
-        return mean(v, "fpr1") if "fpr1" in summary else math.nan
+    def achieved(v: str, column: str = "fpr1") -> float:  # the FPR a nominal one achieves, where the summary has it
+        return mean(v, column) if column in summary else math.nan
 
     def gap(name: str, a: str, b: str, metric: str, bound: float, wanted: str = "core", flip: bool = False):
         value, interval = _difference(summary, differences, dataset, a, b, metric)
@@ -280,7 +301,8 @@ def table1_checks(
         if flip:  # b minus a
             value, interval = -value, None if interval is None else (-interval[1], -interval[0])
             draws = None if draws is None else -draws
-        if metric == "tpr1" and not math.isfinite(mean(a, "tpr1") + mean(b, "tpr1")):
+        rate = {"tpr1": "tpr1", "log_tpr5": "tpr5"}.get(metric)
+        if rate and rate in summary and not math.isfinite(mean(a, rate) + mean(b, rate)):
             return None  # a rate the non-members cannot resolve
         return with_p_values(_bound(name, value, bound, role=role(wanted), interval=interval), draws)
 
@@ -329,7 +351,19 @@ def table1_checks(
         lora += [
             gap(f"{tag}, r={r}: AUC at least {reading.vs_full} below full's", v, "full", "auc", -reading.vs_full),
             *(versus_adapter(r, a, name) for a, name in ADAPTERS.items()),
-            gap(f"{tag}, r={r}: TPR at {_nominal(achieved(v))} at most full's", v, "full", "tpr1", 0.0),
+            gap(f"{tag}, r={r}: TPR at {_nominal(achieved(v))} at most full's", v, "full", "tpr1", 0.0)
+            if reading.tpr1_at_most_full
+            else None,
+            gap(
+                f"{tag}, r={r}: full's TPR at {_nominal(achieved(v, 'fpr5'), 0.05)} at least {reading.tpr_drop:g} "
+                "times LoRA's (log of LoRA's over full's)",
+                v,
+                "full",
+                "log_tpr5",
+                -math.log(reading.tpr_drop),
+            )
+            if reading.tpr_drop
+            else None,
             _bound(
                 f"{tag}, r={r}: PPL at most {SLIGHT} times full's (a slight drop)",
                 ppl_ratio(summary, dataset, v),

@@ -72,6 +72,8 @@ CONSIDERABLE_FULL = 0.08  # the same word read against full fine-tuning alone (T
 SLIGHT_GAIN = 0.08  # adapter fine-tuning's "slight improvement in robustness": an AUC drop from full of at most
 #                     this (Table 1's largest, Enron's, is 0.071)
 SLIGHT = 1.25  # a perplexity ratio up to this is a "slight" drop in utility (Table 1's worst LoRA/full ratio: 1.21)
+TPR_DROP = 1.8  # "considerably" on the TPR (plan version 2): full's TPR at 5% FPR at least this times LoRA's; Table
+#                 1's TPR at 1% FPR drops 1.83 (PTB, r = 16) to 7.0 times from full fine-tuning to LoRA
 
 
 def results_dir(scale: Scale) -> Path:

@@ -50,6 +50,19 @@ def _tpr_at(alpha: float):
     return rate
 
 
+def _log_tpr_at(alpha: float):
+    """The log of eq. 24's TPR at nominal FPR ``alpha``, a TPR of 0 counted as half a member (1 / (2 x members)) so
+    that the log of a ratio of two TPRs stays finite: the analysis plan's TPR drop (version 2) compares two arms
+    by the mean over seeds of the log of their TPRs' ratio."""
+
+    def rate(members: np.ndarray, nonmembers: np.ndarray) -> float:
+        from ...mia.attacks import metrics
+
+        return math.log(max(metrics.tpr_at_fpr(members, nonmembers, alpha).tpr, 0.5 / len(members)))
+
+    return rate
+
+
 def _eq24_signals(records: list[dict], scale: Scale, root: Path | None = None) -> tuple[dict, dict]:
     """Each cell's eq. 24 signals (members, non-members) and its split digests, by (dataset, variant, seed)."""
     from ...mia.experiments.grid import Cell
@@ -133,7 +146,8 @@ def grid_differences(
     records: list[dict], scale: Scale, pairs: tuple[tuple[str, str], ...] = DIFFERENCES, root: Path | None = None
 ) -> pd.DataFrame:
     """Per dataset and pair (a, b) of ``pairs`` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
-    a minus b, the mean over the seeds both ran, with the 95% interval of a paired bootstrap that resamples the
+    a minus b, and the log of a's TPR at 5% FPR over b's (``log_tpr5``, :func:`_log_tpr_at`), the mean over the
+    seeds both ran, with the 95% interval of a paired bootstrap that resamples the
     seeds and, within each, the texts, the same texts for both arms (``metrics.paired_difference``).  Both arms
     of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
     the results folder the records lie in (default the book's, ``results/published``).  ``draws`` holds each AUC
@@ -164,7 +178,10 @@ def grid_differences(
                         f"{regenerate_kind(scale.name, 'cell')}"
                     )
             arms = [metrics.Arms(signals[(d, a, s)], signals[(d, b, s)]) for s in seeds]
-            for k, (name, metric) in enumerate((("auc", metrics.roc_auc), ("tpr1", _tpr_at(RATES["tpr1"])))):
+            # each metric's own random stream (2 is the perplexities')
+            paired = (("auc", metrics.roc_auc, 0), ("tpr1", _tpr_at(RATES["tpr1"]), 1))
+            paired += (("log_tpr5", _log_tpr_at(RATES["tpr5"]), 3),)
+            for name, metric, k in paired:
                 rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
                 point, draws = metrics.paired_draws(metric, arms, rng, scale.engine.bootstrap_resamples)
                 low, high = percentile(draws)

@@ -10,7 +10,7 @@ from ...ledger import Check, Claim, family_outcomes
 from ...numbers import quoted_numbers
 from ...scale import Scale
 from .checks import ADAPTERS, SENSITIVITY, _mean, _row, ppl_ratio, share_of_gain
-from .common import CONSIDERABLE, CONSIDERABLE_FULL, KEY, LARGER, PRETRAINED, SLIGHT, SLIGHT_GAIN
+from .common import CONSIDERABLE, CONSIDERABLE_FULL, KEY, LARGER, PRETRAINED, SLIGHT, SLIGHT_GAIN, TPR_DROP
 from .frontier import matched_frame
 
 
@@ -191,7 +191,8 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
     A-6.attribution's matched ones; A-6.lora's core TPR checks (``core_lora_tpr_<outcome>``); for each adapter of
     :data:`ADAPTERS`, LoRA considerably below it on the same cells (``below_<adapter>_<outcome>``), of which
     ``table1_fit_<adapter>`` are core under the adapter-fit rule (the adapter fits better than LoRA, resolved); and
-    under plan version 1's threshold against full fine-tuning, LoRA that far below it (``strict_full_<outcome>``)."""
+    under plan version 1's threshold against full fine-tuning, LoRA that far below it (``strict_full_<outcome>``);
+    under version 2's, full fine-tuning's TPR that many times LoRA's (``tpr_drop_<outcome>``)."""
     numbers = {}
 
     def count(name: str, found: list[Check], decided: dict[str, str] | None = None) -> None:
@@ -224,6 +225,10 @@ def core_outcomes(claims: list[Claim]) -> dict[str, int]:
         if strict is not None:  # its comparisons as Holm's procedure over the reading's core checks decides them
             found = on_cells(strict.checks, f"at least {CONSIDERABLE_FULL} below full's")
             count("strict_full", found, family_outcomes(strict.checks))
+        dropped = readings.get(SENSITIVITY[2].name)
+        if dropped is not None:  # version 2's TPR drops, as Holm's procedure over its core checks decides them
+            found = [c for c in dropped.checks if c.role == "core" and "times LoRA's" in c.name]
+            count("tpr_drop", found, family_outcomes(dropped.checks))
     return quoted_numbers(KEY, numbers)
 
 
@@ -237,6 +242,7 @@ def key_numbers(
         "considerable_full": CONSIDERABLE_FULL,
         "slight_gain": SLIGHT_GAIN,
         "slight": SLIGHT,
+        "tpr_drop": TPR_DROP,
         "agreement_pct": 100 * AGREEMENT_RTOL,
     }
     for d in dict.fromkeys(summary["dataset"]):
