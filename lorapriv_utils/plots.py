@@ -191,17 +191,17 @@ def _figure(height: float, width: float = WIDTH):
     return plt.figure(figsize=(width, height), layout="constrained")
 
 
-def _legend_below(fig, ax=None, ncol: int = 2, handles=None, labels=None) -> None:
-    """A legend below ``fig`` (a figure or a subfigure), at most ``ncol`` entries a row, fewer where its rows would
-    make the figure wider than WIDTH, of ``ax``'s lines or the given handles; an axes' own legend (seaborn draws one)
-    goes."""
+def _legend_below(fig, ax=None, ncol: int = 2, handles=None, labels=None, side: str = "lower") -> None:
+    """A legend below ``fig`` (a figure or a subfigure; above it where ``side`` is "upper"), at most ``ncol``
+    entries a row, fewer where its rows would make the figure wider than WIDTH, of ``ax``'s lines or the given
+    handles; an axes' own legend (seaborn draws one) goes."""
     if handles is None:
         handles, labels = ax.get_legend_handles_labels()
     if ax is not None and ax.get_legend() is not None:
         ax.get_legend().remove()
     top = fig.figure  # the root figure, of a subfigure or of itself
     for columns in range(min(ncol, len(labels)), 0, -1):
-        legend = fig.legend(handles, labels, loc="outside lower center", ncol=columns, frameon=False)
+        legend = fig.legend(handles, labels, loc=f"outside {side} center", ncol=columns, frameon=False)
         top.draw_without_rendering()
         if columns == 1 or top.get_tightbbox().width <= WIDTH + 0.05:
             return
@@ -264,6 +264,8 @@ def ratio_plot(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, re
     ax = fig.subplots()
     ax.loglog(frame[x], frame[y], "o-", label="measured")
     ax.axhline(reference, color="0.3", ls="--", lw=1.2, label="paper's value")
+    values = np.append(frame[y].to_numpy(dtype=float), reference)
+    ax.set_ylim(values.min() / 1.25, values.max() * 1.25)  # the reference line clear of the frame
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     _legend_below(fig, ax)
@@ -284,7 +286,14 @@ def drift_plot(drift: pd.DataFrame):
         xlabel=r"$\eta L$",
         ylabel=r"$\|W_{\mathrm{LoRA}} - W_{\mathrm{fr}}\| \,/\, \|W_{\mathrm{fr}} - W_0\|$",
     )
-    _legend_below(fig, ax, ncol=3)
+    # seaborn's legend holds its headings ("problem", "steps") as entries: drop them, name the steps instead
+    steps = {str(v) for v in drift["steps"].unique()}
+    handles, labels = [], []
+    for handle, text in zip(*ax.get_legend_handles_labels(), strict=True):
+        if text not in ("problem", "steps"):
+            handles.append(handle)
+            labels.append(f"{text} steps" if text in steps else text)
+    _legend_below(fig, ax, ncol=3, handles=handles, labels=labels)
     return _checked(fig)
 
 
@@ -299,7 +308,8 @@ def adversarial_plot(adv: pd.DataFrame):
     ax.plot([], [], ls=":", lw=1.5, color="0.3", label="Theorem 2.1's bound")
     ax.set(xscale="log", yscale="log", xlabel="steps $T$", ylabel=r"$\|f_A(T)\|_2$")
     _ticks_at(ax.xaxis, adv["steps"])
-    _legend_below(fig, ax)
+    ax.margins(y=0.08)
+    _legend_below(fig, ax, ncol=3)
     return _checked(fig)
 
 
@@ -397,6 +407,9 @@ def privacy_profile_plot(profile: pd.DataFrame):
     ax.plot([], [], "--", color="0.3", label="Gaussian, same error")
     ax.plot([], [], "o", ms=3, color="0.3", label="Monte Carlo ($\\pm 2$ s.e.)")
     ax.set(yscale="log", xlabel=r"$\varepsilon$", ylabel=r"$\delta(\varepsilon)$")
+    # the Wishart curves and their Monte Carlo points set the range; a Gaussian curve falling far below is cut
+    shown = pd.concat([profile["delta"], profile["delta_mc"]])
+    ax.set_ylim(max(shown[shown > 0].min() / 10, 1e-12), 1.5)
     _legend_below(fig, ax)
     return _checked(fig)
 
@@ -423,6 +436,7 @@ def dp_map_plot(dpmap: pd.DataFrame, delta: float):
         xlabel=r"$1 - \rho$ (neighbours less aligned $\rightarrow$)",
         ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$",
     )
+    ax.set_ylim(top=1.6 * top)  # the crosses of ranks with no finite epsilon inside the frame
     _legend_below(fig, ax, ncol=3)
     return _checked(fig)
 
@@ -475,15 +489,22 @@ def multiplier_plot(mult: pd.DataFrame, floor: float = 1e-3):
     style()
     fig = _figure(0.5 * mult["geometry"].nunique() + 2.6)
     ax = fig.subplots()
-    for r, part in mult.groupby("r"):
-        shown = np.maximum(part["ratio"], floor)
-        ax.scatter(shown, part["geometry"], s=45, marker="D", label=f"$r$ = {r}")
+    rows = {g: k for k, g in enumerate(dict.fromkeys(mult["geometry"]))}
+    ranks = sorted(mult["r"].unique())
+    dodge = {r: 0.3 * (k - (len(ranks) - 1) / 2) for k, r in enumerate(ranks)}  # each rank on its own line
+    for (r, part), marker in zip(mult.groupby("r"), "Dos^v", strict=False):
+        y = part["geometry"].map(rows) + dodge[r]
+        ax.scatter(np.maximum(part["ratio"], floor), y, s=45, marker=marker, label=f"$r$ = {r}")
     vanished = mult[mult["ratio"] < floor]
     if len(vanished):
-        ax.scatter(np.full(len(vanished), floor), vanished["geometry"], s=160, facecolors="none", edgecolors="0.2")
+        y = vanished["geometry"].map(rows) + vanished["r"].map(dodge)
+        ax.scatter(np.full(len(vanished), floor), y, s=160, facecolors="none", edgecolors="0.2")
         ax.plot([], [], "o", mfc="none", mec="0.2", label=f"below {floor:g} (noise vanishes)")
     ax.axvline(1.0, color="0.3", ls="--", lw=1.2, label="the formula's multiplier")
     ax.set(xscale="log", xlabel="measured multiplier / formula's", ylabel="per-sample gradients")
+    ax.set_yticks(list(rows.values()), list(rows))
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the first geometry on top, as a table reads
+    ax.set_xlim(left=floor / 2)  # the circled points clear of the axis
     _legend_below(fig, ax)
     return _checked(fig)
 
@@ -517,7 +538,7 @@ def frontier_plot(
         base = points[(points["dataset"] == dataset) & (points["epoch"] == 0)].iloc[0]
         ax.scatter([base["ppl"]], [base[column]], marker="*", s=140, color="0.2", zorder=5, label="base model")
         shown_min = points[(points["dataset"] == dataset) & points["variant"].isin(variants)]["ppl"].min()
-        low, high = shown_min / 1.02, base["ppl"] * 1.02
+        low, high = shown_min / 1.02, base["ppl"] * 1.05  # the base model's star inside the frame
         ax.set_xlim(low, high)  # checkpoints worse than the base lie off the right edge
         ax.axhline(chance[column], color="0.5", lw=0.8, ls=":")
         title = (titles or {}).get(dataset, dataset)
@@ -644,7 +665,7 @@ def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float
     perplexity, one marker per weight set, one colour per noise multiplier (the chapter's ``dp_means``: means over
     seeds, bars from ``reference_low`` to ``reference_high``); the base model's perplexity as a dashed line."""
     style()
-    fig = _figure(6.4)
+    fig = _figure(6.0)
     ax = fig.subplots()
     if base_ppl is not None:
         ax.axvline(base_ppl, color="0.3", ls="--", lw=1)
@@ -669,7 +690,9 @@ def dp_weights_plot(frame: pd.DataFrame, labels: dict[str, str], base_ppl: float
     if base_ppl is not None:
         handles.append(plt.Line2D([], [], color="0.3", ls="--", label="base model"))
     ax.set(xlabel="validation perplexity", ylabel="reference-attack AUC")
-    _legend_below(fig, ncol=1, handles=handles, labels=[h.get_label() for h in handles])  # long weight-set names
+    sets, rest = handles[: len(markers)], handles[len(markers) :]  # the weight sets' markers, the noise's colours
+    _legend_below(fig, ncol=3, handles=rest, labels=[h.get_label() for h in rest], side="upper")
+    _legend_below(fig, ncol=1, handles=sets, labels=[h.get_label() for h in sets])
     return _checked(fig)
 
 
