@@ -370,6 +370,13 @@ def test_the_chapter_on_tiny_results(results):
     missing = {v for pair in a6.DIFFERENCES if pair not in ran for v in pair} - set(frame["variant"])
     assert missing == {"frozenemb", "lorafa-r8", "adaptersgd"}  # the tiny grid has no control, LoRA-FA or SGD
     assert len(differences) == 3 * len(ran) and (differences["seeds"] == 1).all()  # AUC, TPR, log TPR at 5%
+    assert {len(d) for d in differences["draws"]} == {SCALE.engine.bootstrap_resamples}  # the scale's by default
+    fewer = a6.grid_differences(records, SCALE, pairs=ran[:1], resamples=40)
+    assert {len(d) for d in fewer["draws"]} == {40} and len(fewer) == 3
+    assert (
+        a6.grid_intervals(records, SCALE, resamples=40)["auc"].tolist()
+        == a6.grid_intervals(records, SCALE)["auc"].tolist()
+    )  # the points do not depend on the resamples, only the intervals do
     auc = differences[differences["metric"] == "auc"]
     assert ((auc["low"] <= auc["diff"]) & (auc["diff"] <= auc["high"])).all()
     for _, row in auc.iterrows():  # the paired bootstrap's point is the difference of the records' AUCs

@@ -77,11 +77,14 @@ def _eq24_signals(records: list[dict], scale: Scale, root: Path | None = None) -
     return signals, splits
 
 
-def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) -> pd.DataFrame:
+def grid_intervals(
+    records: list[dict], scale: Scale, root: Path | None = None, resamples: int | None = None
+) -> pd.DataFrame:
     """Per dataset and method: eq. 24's AUC and TPR at 1% and 5% nominal FPR (``tpr1``, ``tpr5``), the mean over
     its seeds, with the 95% interval of the two-stage bootstrap of :func:`metrics.seeds_interval` (seeds, then texts
     within a seed), and the FPR each TPR achieves (``fpr1``, ``fpr5``: the mean over seeds of the share of
-    non-members above the threshold; with 200 non-members 1% nominal achieves 0.5%)."""
+    non-members above the threshold; with 200 non-members 1% nominal achieves 0.5%).  ``resamples``: the bootstrap's
+    resamples (default the scale's; the analysis plan's reading asks 2,000)."""
     from ...mia.attacks import metrics
 
     signals, _ = _eq24_signals(records, scale, root)
@@ -95,7 +98,7 @@ def grid_intervals(records: list[dict], scale: Scale, root: Path | None = None) 
         for k, (name, metric) in enumerate((("auc", metrics.roc_auc), *((n, _tpr_at(a)) for n, a in RATES.items()))):
             rng = np.random.default_rng([zlib.crc32(f"{d}/{v}".encode()), k])
             ci = metrics.seeds_interval(
-                metric, [signals[(d, v, s)] for s in seeds], rng, scale.engine.bootstrap_resamples
+                metric, [signals[(d, v, s)] for s in seeds], rng, resamples or scale.engine.bootstrap_resamples
             )
             row |= {name: ci.value, f"{name}_low": ci.low, f"{name}_high": ci.high}
         rows.append(row)
@@ -143,7 +146,11 @@ def table1_overview(grids: list[tuple[pd.DataFrame, pd.DataFrame, Scale]]) -> pd
 
 
 def grid_differences(
-    records: list[dict], scale: Scale, pairs: tuple[tuple[str, str], ...] = DIFFERENCES, root: Path | None = None
+    records: list[dict],
+    scale: Scale,
+    pairs: tuple[tuple[str, str], ...] = DIFFERENCES,
+    root: Path | None = None,
+    resamples: int | None = None,
 ) -> pd.DataFrame:
     """Per dataset and pair (a, b) of ``pairs`` that the grid ran: eq. 24's AUC and TPR at 1% FPR of
     a minus b, and the log of a's TPR at 5% FPR over b's (``log_tpr5``, :func:`_log_tpr_at`), the mean over the
@@ -152,7 +159,8 @@ def grid_differences(
     of a seed must score the same member and non-member texts (their records' split digests agree).  ``root``:
     the results folder the records lie in (default the book's, ``results/published``).  ``draws`` holds each AUC
     and TPR difference's bootstrap draws (rounded to 12 decimals, so that a draw on a threshold falls on the same
-    side on every machine), from which a check under Holm's procedure takes its one-sided p-values."""
+    side on every machine), from which a check under Holm's procedure takes its one-sided p-values.  ``resamples``:
+    the bootstrap's resamples (default the scale's; the analysis plan's reading asks 2,000)."""
     from ...mia.attacks import metrics
     from ...mia.attacks.resampling import percentile
 
@@ -183,7 +191,7 @@ def grid_differences(
             paired += (("log_tpr5", _log_tpr_at(RATES["tpr5"]), 3),)
             for name, metric, k in paired:
                 rng = np.random.default_rng([zlib.crc32(f"{d}/{a}/{b}".encode()), k])
-                point, draws = metrics.paired_draws(metric, arms, rng, scale.engine.bootstrap_resamples)
+                point, draws = metrics.paired_draws(metric, arms, rng, resamples or scale.engine.bootstrap_resamples)
                 low, high = percentile(draws)
                 rows.append(
                     {"dataset": d, "a": a, "b": b, "metric": name, "seeds": len(seeds)}
