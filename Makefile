@@ -14,7 +14,7 @@ unexport MPLBACKEND
 # citation fails it (nb_execution_raise_on_error is set in _config.yml).
 JB_BUILD := $(BIN)/jupyter-book build . --builder html --warningiserror --nitpick --keep-going
 
-.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook verify bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-a6-five-seeds results-a6-sgd-lora results-a6-lower-rate results-b1 results-b2 results-b3 lock clean
+.PHONY: status help setup book book-fresh book-validated artefacts-check test unit unit-fast unit-slow nbval lint browser-check screenshots notebooks notebook verify bench gpu-check results-a5 results-a6 results-a6-large results-a6-pretrained results-a6-projection results-a6-projection-pretrained results-a6-five-seeds results-a6-sgd-lora results-a6-lower-rate results-a6-frontier-seeds results-b1 results-b2 results-b3 lock clean
 
 help:
 	@echo "make book          render _build/html from the notebooks' committed (CI-validated) outputs, executing nothing"
@@ -234,6 +234,21 @@ results-a6-lower-rate: $(STAMP)
 	$(TENTH) --methods lora --ranks 8,16 --lr 1e-3
 	$(TENTH) --methods full --lr 3e-5
 	$(TENTH) --methods adapter --lr 3e-4
+
+# The analysis plan's frontier-seeds (version 3): A-6.attribution's pair, full fine-tuning and LoRA r=8, on the
+# pretrained frontier for seeds 2-4 at seeds 0-1's rates and checkpoints, with the base model's scores (the bases of
+# all three corpora, which the lower-rate regime's Enron shares); into results/pending, resumable.
+FRONTIER_SEEDS = $(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --checkpoints 1,2 --seeds 2,3,4 \
+  --data-dir $(DATA_DIR) --out results/pending --threads 1 --no-progress
+results-a6-frontier-seeds: $(STAMP)
+	$(BIN)/python -m lorapriv_utils frontier --scale cpu-pretrained --datasets ptb,enron,pubmed --bases-only \
+	  --seeds 2,3,4 --data-dir $(DATA_DIR) --out results/pending --threads 1 --no-progress
+	$(FRONTIER_SEEDS) --datasets enron --methods full --lr 1e-4
+	$(FRONTIER_SEEDS) --datasets enron --methods lora --ranks 8 --lr 1e-2
+	$(FRONTIER_SEEDS) --datasets pubmed --methods full --lr 1e-4
+	$(FRONTIER_SEEDS) --datasets pubmed --methods lora --ranks 8 --lr 3e-3
+	$(FRONTIER_SEEDS) --datasets ptb --methods full --lr 1e-4
+	$(FRONTIER_SEEDS) --datasets ptb --methods lora --ranks 8 --lr 3e-3
 
 # §6's projection arm on the pretrained SmolLM2-135M: LoRA-FA r=8 with its random frozen A against the fixed DCT
 # basis as A, AdamW, Enron, seeds 0 and 1, one one-thread process per seed.

@@ -66,13 +66,17 @@ def test_every_sensitivity_reading_is_one_sentence(plan):
 def test_an_amending_version_reads_as_the_one_it_amends_with_its_changes(plan):
     from lorapriv_utils.plan import resolve
 
-    v1, v2 = resolve(plan, 1), in_force(plan)
+    v1, v2 = resolve(plan, 1), resolve(plan, 2)
     assert v2["version"] == 2 and v2["thresholds"]["considerably_vs_full"] == v1["thresholds"]["considerably_vs_full"]
     assert (v1["thresholds"]["tpr_drop"]["value"], v2["thresholds"]["tpr_drop"]["value"]) == (2.0, 1.8)  # replaced
     assert v2["claims"]["A-6.lora"]["primary"] == v1["claims"]["A-6.lora"]["primary"]  # kept
     assert "tpr" in v2["claims"]["A-6.lora"] and "tpr" not in v1["claims"]["A-6.lora"]  # added
     assert v2["runs"]["sgd-lora"]["seeds"] == [0, 1] and v1["runs"]["sgd-lora"]["seeds"] == [0, 1, 2, 3, 4]
     assert v2["runs"]["sgd-lora"]["methods"] == v1["runs"]["sgd-lora"]["methods"]
+    v3 = in_force(plan)  # amends version 2, which amends version 1
+    assert v3["version"] == 3 and v3["runs"]["sgd-lora"]["seeds"] == [0, 1] and "tpr" in v3["claims"]["A-6.lora"]
+    assert v3["claims"]["A-6.attribution"]["seeds"] == [0, 1, 2, 3, 4] and "frontier-seeds" in v3["runs"]
+    assert "frontier-seeds" not in v2["runs"] and "changes" in v3 and "amends" in v3
     with pytest.raises(ValueError, match="no version 9"):
         resolve(plan, 9)
     with pytest.raises(ValueError, match="can amend only an earlier one"):
