@@ -1046,3 +1046,15 @@ def test_table1_by_corpus_puts_our_auc_first_beside_the_paper_s_for_a_narrow_scr
     assert table["AUC paper"].tolist() == [0.922, 0.701] and table["PPL paper"].tolist() == [18.78, 22.12]
     assert table["TPR@5% ours"].tolist() == [0.75, 0.65] and table["PPL ours"].tolist() == [10.4, 16.7]
     assert a6.table1_by_corpus(summary, intervals, "PTB").empty
+
+
+def test_the_base_reference_attack_subtracts_the_base_model_s_loss_on_the_cell_s_own_texts():
+    split = {"members": "m", "nonmembers": "n"}
+    record = {"manifest": {"split_hashes": split}}
+    scores = {"members_target": np.array([1.0, 2.0]), "nonmembers_target": np.array([3.0, 5.0])}
+    base = {"e0_members_target": np.array([1.5, 2.5]), "e0_nonmembers_target": np.array([3.0, 4.0])}
+    members, nonmembers = a6.base_reference_signals(record, scores, record, base)
+    assert members.tolist() == [-0.5, -0.5] and nonmembers.tolist() == [0.0, 1.0]
+    other = {"manifest": {"split_hashes": {**split, "nonmembers": "another"}}}
+    with pytest.raises(ValueError, match=r"another split.s nonmembers .* \(frontier --bases-only --seeds SEED\)"):
+        a6.base_reference_signals(record, scores, other, base)

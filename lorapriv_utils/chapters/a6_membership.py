@@ -125,6 +125,7 @@ from .a6.quoted import (
 )
 from .a6.roc import (
     LIRA_COMMAND,
+    base_reference_signals,
     cell_scores,
     cell_signals,
     lira_numbers,
@@ -192,6 +193,7 @@ __all__ = [
     "attribution_checks",
     "base_perplexity",
     "cell_scores",
+    "base_reference_signals",
     "cell_signals",
     "claims",
     "core_outcomes",

@@ -49,6 +49,23 @@ def cell_signals(record: dict, scores: dict[str, np.ndarray], texts: dict[str, l
     return out
 
 
+def base_reference_signals(
+    record: dict, scores: dict[str, np.ndarray], base_record: dict, base_scores: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The base-model reference attack on one grid cell, (member, non-member) signals: the target's loss minus the
+    base model's on each text (lower looks like a member), the reference that needs no model trained beside the
+    target; the analysis plan's lower-rate regime reads it beside eq. 24's.  ``base_record`` and ``base_scores``:
+    the base model's epoch-0 frontier record of the cell's seed (``frontier --bases-only``), which must have scored
+    the cell's own members and non-members (their split digests agree)."""
+    for part in ("members", "nonmembers"):
+        if record["manifest"]["split_hashes"][part] != base_record["manifest"]["split_hashes"][part]:
+            raise ValueError(
+                f"the base model's scores are of another split's {part} than this cell's: score the base model on "
+                "the cell's seed (frontier --bases-only --seeds SEED)"
+            )
+    return tuple(scores[f"{part}_target"] - base_scores[f"e0_{part}_target"] for part in ("members", "nonmembers"))
+
+
 LIRA_COMMAND = regenerate("lira")
 
 
