@@ -80,7 +80,7 @@ print(
 # SmolLM2-135M-Instruct first, since it decides Table 1's claims; then the larger and the default toy GPT-2.
 # Our value of each method is its mean over the seeds it ran (`seeds`), each with the 95% interval of a
 # bootstrap over those seeds and then the texts (over texts alone where one seed ran). AUC and TPR are
-# fractions; TPR at 1% FPR rests on a few non-members' scores, hence its wide intervals. Perplexities
+# fractions; TPR at 1% nominal FPR rests on a few non-members' scores, hence its wide intervals. Perplexities
 # compare only within a row's model: tokenizers and text lengths differ between the models.
 
 # %%
@@ -292,13 +292,13 @@ display_table(
 )
 
 # %% [markdown]
-# ### The same in TPR at 1% FPR
+# ### The same in TPR at 1% nominal FPR
 #
 # Paper A reports true-positive rates at low false-positive rates beside the AUC. Here each
-# method's front keeps its checkpoint with the lowest TPR at 1% FPR at each perplexity (chance
+# method's front keeps its checkpoint with the lowest TPR at 1% nominal FPR at each perplexity (chance
 # is 0.01), and the tables compare the methods at matched perplexity in that metric, chosen and
 # read as above. With a few hundred non-members per corpus, split in halves for the cross-fitting,
-# a TPR at 1% FPR rests on a handful of the highest non-member scores, so small differences cannot be resolved, and
+# a TPR at 1% nominal FPR rests on a handful of the highest non-member scores, so small differences cannot be resolved, and
 # the comparisons share checkpoints, so they are not independent. Values below 0.01 (chance)
 # are clipped there when a front is chosen.
 
@@ -311,8 +311,8 @@ tpr_fig = plots.frontier_plot(
 # %%
 matched_tpr = a6.matched_frame(curves, scale, metric="tpr@0.01")
 display_table(
-    a6.matched_display(matched_tpr, "full", metric="TPR@1%"),
-    caption="Each method against full fine-tuning at matched perplexity (TPR at 1% FPR).",
+    a6.matched_display(matched_tpr, "full", metric="TPR@1% nominal"),
+    caption="Each method against full fine-tuning at matched perplexity (TPR at 1% nominal FPR).",
 )
 
 # %%
@@ -322,8 +322,8 @@ matched_tpr_adapter = a6.matched_frame(
 for name, value in a6.tpr_summary(matched_tpr, matched_tpr_adapter).items():
     glue(name, value, display=False)
 display_table(
-    a6.matched_display(matched_tpr_adapter, "adapter", metric="TPR@1%"),
-    caption="LoRA against adapter fine-tuning at matched perplexity (TPR at 1% FPR).",
+    a6.matched_display(matched_tpr_adapter, "adapter", metric="TPR@1% nominal"),
+    caption="LoRA against adapter fine-tuning at matched perplexity (TPR at 1% nominal FPR).",
 )
 
 # %% [markdown]
@@ -353,10 +353,10 @@ for name, value in a6.frontier_design_numbers(pre_design, "pre_frontier_").items
     glue(name, value, display=False)
 display_table(
     pre_all_points[["dataset", "variant", "seed", "lr", "epoch", "ppl", "auc", "tpr1"]].rename(
-        columns={"tpr1": "TPR at 1% FPR"}
+        columns={"tpr1": "TPR at 1% nominal FPR"}
     ),
     caption="Every checkpoint of the pretrained scale's frontier: seed, rate, epoch (0: the base model), "
-    "validation perplexity and eq. 24's AUC and TPR at 1% FPR on all texts.",
+    "validation perplexity and eq. 24's AUC and TPR at 1% nominal FPR on all texts.",
 )
 
 # %% tags=["hide-input"]

@@ -51,7 +51,7 @@ def test_table1_comparison_puts_the_papers_numbers_beside_ours():
     assert full["PPL paper"] == 28.21 and full["PPL ours"] == 100.0
     assert full["AUC ours"] == 0.9 and full["AUC paper"] == 0.9345  # fractions, as everywhere in the book
     assert list(out.columns)[0] == "scale"
-    assert np.isnan(full["TPR@0.01% ours"])  # unresolvable stays n/a
+    assert np.isnan(full["TPR@0.01% nominal ours"])  # unresolvable stays n/a
     pubmed = out[out["paper dataset"] == "PubMed"]
     assert (pubmed["our data"] == "not run at this scale").all() and pubmed["AUC ours"].isna().all()
 
@@ -361,8 +361,8 @@ def test_the_chapter_on_tiny_results(results):
     tpr = a6.tpr_summary(tpr_full, tpr_adapter)
     assert tpr["a6_membership_tpr_lora_vs_adapter_count"] == len(tpr_adapter.dropna(subset=["diff"]))
     assert len(a6.front_frame(points, "tpr1")) <= len(points)
-    shown = a6.matched_display(tpr_full, "full", metric="TPR@1%")
-    assert "TPR@1% - full" in shown.columns
+    shown = a6.matched_display(tpr_full, "full", metric="TPR@1% nominal")
+    assert "TPR@1% nominal - full" in shown.columns
     base = a6.base_perplexity(curves)
     assert base["synthetic-email"] == pytest.approx(points[points["epoch"] == 0]["ppl"].iloc[0], rel=1e-3)
     differences = a6.grid_differences(records, SCALE)
@@ -390,7 +390,7 @@ def test_the_chapter_on_tiny_results(results):
     overview = a6.table1_overview([(summary, intervals, SCALE)])
     assert set(overview["scale"]) == {SCALE.name} and len(overview) == 4  # the e-mails stand in for Enron
     assert list(overview.columns[:4]) == ["scale", "seeds", "paper dataset", "method"]
-    assert "AUC ours_low" in overview and "TPR@0.01% ours" not in overview
+    assert "AUC ours_low" in overview and "TPR@0.01% nominal ours" not in overview
     shown = display_table(overview, sig=3).frame
     assert shown["AUC ours"].str.match(r"0\.\d+\s\[0\.\d+,\s0\.\d+\]").all()  # value and interval in one cell
     claims = a6.claims(
@@ -1044,7 +1044,7 @@ def test_table1_by_corpus_puts_our_auc_first_beside_the_paper_s_for_a_narrow_scr
     assert list(table["method"]) == [a6.label("full"), a6.label("lora-r8")]  # Table 1's order, what ran
     assert list(table.columns[:3]) == ["method", "AUC ours", "AUC ours_low"]
     assert table["AUC paper"].tolist() == [0.922, 0.701] and table["PPL paper"].tolist() == [18.78, 22.12]
-    assert table["TPR@5% ours"].tolist() == [0.75, 0.65] and table["PPL ours"].tolist() == [10.4, 16.7]
+    assert table["TPR@5% nominal ours"].tolist() == [0.75, 0.65] and table["PPL ours"].tolist() == [10.4, 16.7]
     assert a6.table1_by_corpus(summary, intervals, "PTB").empty
 
 

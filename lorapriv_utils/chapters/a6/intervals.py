@@ -113,7 +113,7 @@ def table1_overview(grids: list[tuple[pd.DataFrame, pd.DataFrame, Scale]]) -> pd
     frames = []
     for summary, intervals, scale in grids:
         table = table1_comparison(summary, scale)
-        table = table[table["scale"] != ""].drop(columns=["TPR@0.01% paper", "TPR@0.01% ours"])
+        table = table[table["scale"] != ""].drop(columns=["TPR@0.01% paper", "TPR@0.01% nominal ours"])
         by_source = {(CORPORA.get(r.dataset, r.dataset), label(r.variant)): r for r in intervals.itertuples()}
 
         def column_of(name: str, table=table, by_source=by_source) -> list[float]:
@@ -123,9 +123,9 @@ def table1_overview(grids: list[tuple[pd.DataFrame, pd.DataFrame, Scale]]) -> pd
             ]
 
         # the TPR at 1% nominal is read at the FPR the non-members achieve, shown beside it, then the TPR at 5%
-        table.insert(table.columns.get_loc("TPR@1% ours") + 1, "FPR achieved", column_of("fpr1"))
-        table.insert(table.columns.get_loc("FPR achieved") + 1, "TPR@5% ours", column_of("tpr5"))
-        for metric, column in (("auc", "AUC ours"), ("tpr1", "TPR@1% ours"), ("tpr5", "TPR@5% ours")):
+        table.insert(table.columns.get_loc("TPR@1% nominal ours") + 1, "FPR achieved", column_of("fpr1"))
+        table.insert(table.columns.get_loc("FPR achieved") + 1, "TPR@5% nominal ours", column_of("tpr5"))
+        for metric, column in (("auc", "AUC ours"), ("tpr1", "TPR@1% nominal ours"), ("tpr5", "TPR@5% nominal ours")):
             for end in ("low", "high"):
                 table[f"{column}_{end}"] = column_of(f"{metric}_{end}")
         table.insert(

@@ -93,7 +93,7 @@ def projection_display(table: pd.DataFrame) -> pd.DataFrame:
                 "AUC, random A": f"{row['auc_random']:.3f}",
                 "AUC, fixed A": f"{row['auc_fixed']:.3f}",
                 "AUC random - fixed [95%]": _interval_text(row, "auc"),
-                "TPR@1% random - fixed [95%]": _interval_text(row, "tpr1"),
+                "TPR@1% nominal, random - fixed [95%]": _interval_text(row, "tpr1"),
             }
         )
     return pd.DataFrame(rows)
@@ -156,7 +156,7 @@ def _direct_test_scope(arms: pd.DataFrame, pre_arms: pd.DataFrame, scale_name: s
 def differences_display(differences: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """:func:`grid_differences` of several scales (by scale name) as one table for the page: the comparison in
     words, the metric, the seeds, the difference and its 95% interval."""
-    metric_names = {"auc": "AUC", "tpr1": "TPR@1%", "log_ppl": "log perplexity (seeds only)"}
+    metric_names = {"auc": "AUC", "tpr1": "TPR@1% nominal", "log_ppl": "log perplexity (seeds only)"}
     frames = [
         frame.assign(
             scale=name,

@@ -138,14 +138,14 @@ def table1_comparison(summary: pd.DataFrame, scale: Scale) -> pd.DataFrame:
             "AUC paper": paper["auc_pct"] / 100,
             "AUC ours": np.nan,
             "TPR@1% paper": paper["tpr1_pct"] / 100,
-            "TPR@1% ours": np.nan,
+            "TPR@1% nominal ours": np.nan,
             "TPR@0.01% paper": paper["tpr001_pct"] / 100,
-            "TPR@0.01% ours": np.nan,
+            "TPR@0.01% nominal ours": np.nan,
         }
         if len(mine):
             m = mine.iloc[0]
-            row |= {"PPL ours": m["ppl"], "AUC ours": m["auc"], "TPR@1% ours": m["tpr1"]}
-            row["TPR@0.01% ours"] = m["tpr001"]  # NaN: not resolvable with our non-members
+            row |= {"PPL ours": m["ppl"], "AUC ours": m["auc"], "TPR@1% nominal ours": m["tpr1"]}
+            row["TPR@0.01% nominal ours"] = m["tpr001"]  # NaN: not resolvable with our non-members
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame.insert(0, "scale", np.where(frame["our data"] == "not run at this scale", "", scale.name))
@@ -172,9 +172,9 @@ def table1_by_corpus(summary: pd.DataFrame, intervals: pd.DataFrame, paper_datas
                 "AUC paper": paper["auc_pct"] / 100,
                 "PPL ours": _mean(summary, ours, paper["variant"], "ppl"),
                 "PPL paper": paper["ppl"],
-                "TPR@5% ours": row.get("tpr5", np.nan),
-                "TPR@5% ours_low": row.get("tpr5_low", np.nan),
-                "TPR@5% ours_high": row.get("tpr5_high", np.nan),
+                "TPR@5% nominal ours": row.get("tpr5", np.nan),
+                "TPR@5% nominal ours_low": row.get("tpr5_low", np.nan),
+                "TPR@5% nominal ours_high": row.get("tpr5_high", np.nan),
             }
         )
     return rounded_frame(pd.DataFrame(rows), 4)
