@@ -209,3 +209,13 @@ def test_launch_links_must_open_a_notebook():
     dotted = "https://mybinder.org/v2/gh/lorapriv/lorapriv/main?urlpath=tree/./notebooks/a3_noise.ipynb"
     assert check_html.launch_problems([dotted]) == [f"a /./ in the Binder link {dotted}"]
     assert check_html.launch_problems(["https://mybinder.org/v2/gh/lorapriv/lorapriv/main"])[0].startswith("malformed")
+
+
+def test_the_figure_rule_is_the_one_plots_draws_and_records():
+    """The browser check does not import the package: its twin of the 9 px rule and of the text-size record must
+    be plots' own (a record plots writes is one the check reads)."""
+    from lorapriv_utils import plots
+
+    assert check_html.MIN_TEXT_PX == plots.MIN_TEXT_PX
+    record = plots.TEXT_RECORD.format(pt=11.5).encode()
+    assert float(check_html._TEXT_RECORD.search(record).group(1)) == plots.text_record(record) == 11.5
